@@ -1,0 +1,77 @@
+"""opencode-cli: the tool layer of the OpenCode coding agent, in Python.
+
+The public API is re-exported here and imported lazily, so ``import opencode_cli`` costs almost nothing::
+
+    from opencode_cli import tool, ToolContext
+
+    @tool
+    def shout(text: str, ctx: ToolContext) -> str:
+        \"\"\"Repeat the text in capitals.\"\"\"
+        return text.upper()
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "tool": "opencode_cli.tool",
+    "define": "opencode_cli.tool",
+    "Tool": "opencode_cli.tool",
+    "LazyTool": "opencode_cli.tool",
+    "ToolResult": "opencode_cli.tool",
+    "ToolSource": "opencode_cli.tool",
+    "Attachment": "opencode_cli.tool",
+    "ToolContext": "opencode_cli.context",
+    "AbortSignal": "opencode_cli.context",
+    "PermissionRequest": "opencode_cli.context",
+    "hookimpl": "opencode_cli.hookspecs",
+    "Project": "opencode_cli.project",
+    "ModelRef": "opencode_cli.registry",
+    "OpencodeError": "opencode_cli.errors",
+    "ToolError": "opencode_cli.errors",
+    "InvalidArgumentsError": "opencode_cli.errors",
+    "DeniedError": "opencode_cli.errors",
+    "RejectedError": "opencode_cli.errors",
+    "CorrectedError": "opencode_cli.errors",
+    "ConfigError": "opencode_cli.errors",
+    "UnknownToolError": "opencode_cli.errors",
+    "Field": "pydantic",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from pydantic import Field
+
+    from .context import AbortSignal, PermissionRequest, ToolContext
+    from .errors import (
+        ConfigError,
+        CorrectedError,
+        DeniedError,
+        InvalidArgumentsError,
+        OpencodeError,
+        RejectedError,
+        ToolError,
+        UnknownToolError,
+    )
+    from .hookspecs import hookimpl
+    from .project import Project
+    from .registry import ModelRef
+    from .tool import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'opencode_cli' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

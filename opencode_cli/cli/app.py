@@ -1,0 +1,143 @@
+"""The Typer application: ``opencode tools …``, ``opencode plugins …``, ``opencode config …``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import __version__
+
+app = typer.Typer(
+    name="opencode",
+    help="The tool layer of the OpenCode coding agent: list, inspect and run the tools a model gets.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+tools_app = typer.Typer(help="List, inspect and run tools.", no_args_is_help=True)
+plugins_app = typer.Typer(help="Installed plugins and tool files.", no_args_is_help=True)
+config_app = typer.Typer(help="Read and write opencode.toml.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
+app.add_typer(plugins_app, name="plugins")
+app.add_typer(config_app, name="config")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"opencode-cli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """The tool layer of the OpenCode coding agent."""
+
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "-m", help="provider/model or a bare model id, e.g. gpt-5 (default: config 'model')."
+    ),
+]
+AgentOption = Annotated[
+    str | None, typer.Option("--agent", "-a", help="Agent whose permissions apply (default build).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (a stable, documented shape).")]
+
+
+@tools_app.command("list")
+def tools_list(
+    model: ModelOption = None,
+    agent: AgentOption = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Also show gated and hidden tools, with the reason.")
+    ] = False,
+    json_: JsonOption = False,
+) -> None:
+    """List the tools a model would be offered, in order."""
+    from .tools_cmd import list_tools
+
+    list_tools(model, agent, all_, json_)
+
+
+@tools_app.command("inspect")
+def tools_inspect(
+    tool_id: Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")],
+    model: ModelOption = None,
+    agent: AgentOption = None,
+    json_: JsonOption = False,
+) -> None:
+    """Show a tool's description, source and the JSON Schema of its parameters."""
+    from .tools_cmd import inspect_tool
+
+    inspect_tool(tool_id, model, agent, json_)
+
+
+@tools_app.command("run")
+def tools_run(
+    tool_id: Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")],
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[ARGS]...",
+            help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or a JSON object.",
+        ),
+    ] = None,
+    json_: JsonOption = False,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Session id (default: a new one).")
+    ] = None,
+    agent: AgentOption = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print the full output, not the truncated view.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every permission ask.")] = False,
+) -> None:
+    """Run a tool as a model would call it and print what the model would get."""
+    from .tools_cmd import run_tool
+
+    run_tool(tool_id, args or [], json_=json_, session_id=session, agent=agent, full=full, yes=yes)
+
+
+@plugins_app.command("list")
+def plugins_list(json_: JsonOption = False) -> None:
+    """List plugins and tool files: name, version, source, hooks, status."""
+    from .plugins_cmd import list_plugins
+
+    list_plugins(json_)
+
+
+@config_app.command("get")
+def config_get(key: Annotated[str, typer.Argument(help="Dotted key, e.g. tool_output.max_lines.")]) -> None:
+    """Print the merged value of a config key (TOML for tables, JSON-like for values)."""
+    from .config_cmd import get
+
+    get(key)
+
+
+@config_app.command("set")
+def config_set(
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. tool_output.max_lines.")],
+    value: Annotated[
+        str, typer.Argument(help="A TOML literal (5, true, [1, 2]); anything else is a string.")
+    ],
+    global_: Annotated[bool, typer.Option("--global", "-g", help="Write the global config file.")] = False,
+) -> None:
+    """Set a key in the project's (or the global) opencode.toml."""
+    from .config_cmd import set_
+
+    set_(key, value, global_)
+
+
+@config_app.command("path")
+def config_path(json_: JsonOption = False) -> None:
+    """Show the config files read (in order), the config directories, and where `set` writes."""
+    from .config_cmd import path
+
+    path(json_)

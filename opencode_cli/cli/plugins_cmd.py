@@ -1,0 +1,27 @@
+"""``opencode plugins list``."""
+
+from __future__ import annotations
+
+from .common import friendly_errors, make_project, print_json
+
+
+def list_plugins(as_json: bool) -> None:
+    """Print every plugin and tool file with its version, source, hooks, tools and status."""
+    with friendly_errors():
+        project = make_project()
+        project.registry.entries  # noqa: B018 - loading tool files and running register_tools fills the records
+        records = project.plugins.records
+    if as_json:
+        print_json({"plugins": [record.as_dict() for record in records]})
+        return
+    for record in records:
+        name = record.name if record.kind != "file" else (record.location or record.name)
+        version = f" {record.version}" if record.version else ""
+        hooks = ", ".join(record.hooks) or "-"
+        tools = ", ".join(record.tools) or "-"
+        print(f"{name}{version}  [{record.kind}]  {record.status}")
+        if record.kind != "file":
+            print(f"    hooks: {hooks}")
+        print(f"    tools: {tools}")
+        if record.error:
+            print(f"    error: {record.error}")

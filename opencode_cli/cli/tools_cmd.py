@@ -1,0 +1,233 @@
+"""``opencode tools list | inspect | run``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..errors import InvalidArgumentsError
+from .common import (
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    err,
+    fail,
+    first_line,
+    friendly_errors,
+    make_project,
+    print_json,
+)
+
+
+def _model(project: Any, text: str | None) -> Any:
+    from ..registry import ModelRef
+
+    return ModelRef.parse(text) if text else project.default_model()
+
+
+def _disabled(project: Any, agent: str | None) -> set[str]:
+    from ..permission import disabled
+
+    chosen = project.agent(agent)
+    return disabled([entry.id for entry in project.registry.all()], chosen.permission)
+
+
+def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_json: bool) -> None:
+    """Print the tools a model is offered (and, with ``show_all``, the others with the reason)."""
+    with friendly_errors():
+        project = make_project()
+        model = _model(project, model_text)
+        denied = _disabled(project, agent)
+        offered = project.registry.tools(model, denied)
+        hidden = project.registry.hidden(model, denied) if show_all else []
+    if as_json:
+        print_json(
+            {
+                "model": str(model) if model else None,
+                "agent": project.agent(agent).name,
+                "tools": [
+                    {
+                        "id": d.id,
+                        "source": d.entry.source.as_dict(),
+                        "description": d.description,
+                        "shadowed": [s.as_dict() for s in d.entry.shadowed],
+                    }
+                    for d in offered
+                ],
+                "hidden": [
+                    {"id": h.entry.id, "source": h.entry.source.as_dict(), "reason": h.reason} for h in hidden
+                ],
+            }
+        )
+        return
+    rows = [(d.id, d.entry.source.describe(), first_line(d.description)) for d in offered]
+    rows += [(h.entry.id, h.entry.source.describe(), f"(hidden: {h.reason})") for h in hidden]
+    if not rows:
+        err("no tools")
+        return
+    id_width = max(len(r[0]) for r in rows)
+    source_width = max(len(r[1]) for r in rows)
+    for tool_id, source, text in rows:
+        print(f"{tool_id:<{id_width}}  {source:<{source_width}}  {text}".rstrip())
+    if model is None and not as_json:
+        err("note: no model named (--model or config 'model'): per-model rules not applied")
+
+
+def inspect_tool(tool_id: str, model_text: str | None, agent: str | None, as_json: bool) -> None:
+    """Print one tool's description, source and parameters as the model would see them."""
+    with friendly_errors():
+        project = make_project()
+        entry = project.registry.get(tool_id)
+        model = _model(project, model_text)
+        definition = project.registry.definition(entry, model)
+        reason = project.registry.hidden_reason(entry, model)
+        if reason is None and entry.id in _disabled(project, agent):
+            reason = "denied wholly by the agent's permission rules"
+        parameters = definition.parameters
+    source = entry.source
+    if as_json:
+        print_json(
+            {
+                "id": entry.id,
+                "source": source.as_dict(),
+                "shadowed": [s.as_dict() for s in entry.shadowed],
+                "model": str(model) if model else None,
+                "offered": reason is None,
+                "reason": reason,
+                "description": definition.description,
+                "parameters": parameters,
+            }
+        )
+        return
+    print(f"id:       {entry.id}")
+    print(f"source:   {source.describe()}")
+    for shadowed in entry.shadowed:
+        print(f"shadows:  {shadowed.describe()}")
+    if model is not None:
+        print(f"model:    {model}")
+    print(f"offered:  {'yes' if reason is None else 'no - ' + reason}")
+    print("\ndescription:\n")
+    print(definition.description.rstrip())
+    print("\nparameters (JSON Schema):\n")
+    print(json.dumps(parameters, indent=2, ensure_ascii=False))
+
+
+def _terminal_prompt(yes: bool) -> Any:
+    """The permission prompt for ``tools run``: approve all, ask on a terminal, or refuse with a hint."""
+    from ..session import Decision
+
+    async def approve(request: Any) -> Decision:
+        return Decision("once")
+
+    async def ask(request: Any) -> Decision:
+        patterns = ", ".join(request.patterns)
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            err(
+                f"permission needed: {request.permission} on {patterns}; there is no terminal to ask, "
+                "so it was refused. Rerun with --yes to approve, or add an allow rule under [permission] "
+                "in opencode.toml."
+            )
+            return Decision("reject")
+        while True:
+            sys.stderr.write(f"Allow {request.permission} on {patterns}? [o]nce, [a]lways, [r]eject: ")
+            sys.stderr.flush()
+            answer = sys.stdin.readline().strip().lower()
+            if answer in ("o", "once", "y", "yes"):
+                return Decision("once")
+            if answer in ("a", "always"):
+                return Decision("always")
+            if answer in ("r", "reject", "n", "no", ""):
+                sys.stderr.write("Feedback for the model (empty for none): ")
+                sys.stderr.flush()
+                feedback = sys.stdin.readline().strip()
+                return Decision("reject", feedback or None)
+
+    return approve if yes else ask
+
+
+def _progress_printer() -> Any:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(title: str | None, metadata: dict[str, Any] | None) -> None:
+        if title:
+            sys.stderr.write(f"\r\x1b[2K… {title}")
+            sys.stderr.flush()
+
+    return show
+
+
+def run_tool(
+    tool_id: str,
+    tokens: list[str],
+    *,
+    json_: bool,
+    session_id: str | None,
+    agent: str | None,
+    full: bool,
+    yes: bool,
+) -> None:
+    """Parse the arguments, run the tool in a session and print what the model would get."""
+    from .args import ArgsError, parse_arguments
+
+    with friendly_errors():
+        project = make_project()
+        entry = project.registry.get(tool_id)
+        tool = entry.tool.load()
+        try:
+            arguments = parse_arguments(tokens, tool.schema(), notice=err)
+        except ArgsError as error:
+            fail(f"error: {error}", EXIT_USAGE)
+        options: dict[str, Any] = {"prompt": _terminal_prompt(yes), "on_metadata": _progress_printer()}
+        if session_id:
+            options["id"] = session_id
+        session = project.session(agent, **options)
+
+    from ..context import AbortSignal
+
+    abort = AbortSignal()
+    try:
+        result = asyncio.run(_execute(session, entry.id, arguments, abort))
+    except InvalidArgumentsError as error:
+        _print_failure(str(error), json_)
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        err("interrupted")
+        raise typer.Exit(130) from None
+    except Exception as error:  # every failure is a tool error the model would see as text
+        _print_failure(str(error) or type(error).__name__, json_)
+        raise typer.Exit(EXIT_TOOL_ERROR) from None
+    finally:
+        if sys.stderr.isatty() and session.on_metadata is not None:
+            sys.stderr.write("\r\x1b[2K")
+    output = result.output
+    if full and result.metadata.get("outputPath"):
+        output = Path(result.metadata["outputPath"]).read_text(encoding="utf-8", errors="replace")
+    if json_:
+        payload = result.as_dict()
+        payload["output"] = output
+        print_json(payload)
+        return
+    sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
+    for attachment in result.attachments:
+        err(f"[attachment {attachment.mime}, {len(attachment.url)} characters of data URL]")
+
+
+async def _execute(session: Any, tool_id: str, arguments: dict[str, Any], abort: Any) -> Any:
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
+    return await session.execute(tool_id, arguments, abort=abort)
+
+
+def _print_failure(message: str, as_json: bool) -> None:
+    if as_json:
+        print_json({"error": message})
+    else:
+        err(message)

@@ -1,0 +1,310 @@
+"""Configuration: config directories (core spec §9.1), ``opencode.toml`` loading, merging and writing.
+
+Files are read in this order, later ones overriding earlier ones (tables merge deeply, key order kept,
+since permission rules depend on it):
+
+1. the global ``$XDG_CONFIG_HOME/opencode/opencode.toml`` (default ``~/.config/opencode``);
+2. the file named by ``OPENCODE_CONFIG``;
+3. ``opencode.toml`` in each directory from the project root (git worktree) down to the working directory;
+4. ``opencode.toml`` inside ``~/.opencode`` and inside each ``.opencode`` directory, farthest first;
+5. ``$OPENCODE_CONFIG_DIR/opencode.toml``;
+6. ``OPENCODE_CONFIG_CONTENT`` (TOML, or JSON when it starts with ``{``);
+7. ``OPENCODE_PERMISSION`` (JSON) merged into ``[permission]``.
+
+Keys OpenCode knows that this package does not use yet (``provider``, ``mcp``, ``lsp``...) are kept and
+ignored. An unknown key gets a warning with the closest known key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tempfile
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .errors import ConfigError
+
+FILE_NAME = "opencode.toml"
+
+#: Keys this package reads, with their sub-keys (``None``: free-form table).
+OUR_KEYS: dict[str, set[str] | None] = {
+    "tool_output": {"max_lines", "max_bytes"},
+    "permission": None,
+    "agent": None,
+    "plugins": {"disabled"},
+    "model": None,
+    "tools": None,
+}
+
+#: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).
+OPENCODE_KEYS = frozenset(
+    {
+        "$schema", "theme", "keybinds", "logLevel", "tui", "server", "command", "watcher", "plugin",
+        "snapshot", "share", "autoshare", "autoupdate", "disabled_providers", "enabled_providers",
+        "small_model", "default_agent", "username", "mode", "provider", "mcp", "formatter", "lsp",
+        "instructions", "layout", "enterprise", "compaction", "experimental", "attribution", "skills",
+        "references", "reference",
+    }
+)  # fmt: skip
+
+
+@dataclass
+class ConfigSource:
+    """One place configuration came from."""
+
+    label: str
+    path: Path | None
+    data: dict[str, Any]
+
+
+@dataclass
+class Config:
+    """The merged configuration of a project, plus where each part came from."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    sources: list[ConfigSource] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """A value by dotted key (``tool_output.max_lines``), or ``default``."""
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def positive_int(self, dotted: str) -> int | None:
+        """A positive integer setting, or ``None`` when unset; anything else is a :class:`ConfigError`."""
+        value = self.get(dotted)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"{dotted} must be a positive integer, not {value!r}")
+        return value
+
+
+def find_worktree(directory: Path) -> Path | None:
+    """The nearest ancestor (or ``directory`` itself) holding ``.git``; ``None`` outside git."""
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _walk_down(directory: Path, top: Path | None) -> list[Path]:
+    """``directory`` and its ancestors up to ``top`` (or only ``directory``), farthest first."""
+    chain = [directory]
+    if top is not None:
+        for parent in directory.parents:
+            if not parent.is_relative_to(top):
+                break
+            chain.append(parent)
+    return list(reversed(chain))
+
+
+def config_directories(directory: Path, worktree: Path | None, env: Mapping[str, str]) -> list[Path]:
+    """OpenCode's config directories, in order (core spec §9.1), without duplicates.
+
+    The global directory first, then every existing ``.opencode`` directory from ``directory`` up to the
+    worktree root (nearest first), then ``~/.opencode`` if it exists, then ``OPENCODE_CONFIG_DIR``.
+    """
+    found: list[Path] = [paths.config_dir(env)]
+    if not _flag(env, "OPENCODE_DISABLE_PROJECT_CONFIG"):
+        for folder in reversed(_walk_down(directory, worktree)):
+            if (folder / ".opencode").is_dir():
+                found.append(folder / ".opencode")
+    home_dot = paths.home_dir(env) / ".opencode"
+    if home_dot.is_dir():
+        found.append(home_dot)
+    if env.get("OPENCODE_CONFIG_DIR"):
+        found.append(Path(env["OPENCODE_CONFIG_DIR"]))
+    unique: list[Path] = []
+    for folder in found:
+        if folder not in unique:
+            unique.append(folder)
+    return unique
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    from .flags import parse_bool
+
+    value = env.get(name)
+    return False if value is None else parse_bool(name, value)
+
+
+def config_files(directory: Path, worktree: Path | None, env: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """Candidate config files in load order, as ``(label, path)``; missing files are included."""
+    files: list[tuple[str, Path]] = [("global", paths.config_dir(env) / FILE_NAME)]
+    if env.get("OPENCODE_CONFIG"):
+        files.append(("OPENCODE_CONFIG", Path(env["OPENCODE_CONFIG"])))
+    if not _flag(env, "OPENCODE_DISABLE_PROJECT_CONFIG"):
+        chain = _walk_down(directory, worktree)
+        files.extend(("project", folder / FILE_NAME) for folder in chain)
+        home_dot = paths.home_dir(env) / ".opencode"
+        files.append(("~/.opencode", home_dot / FILE_NAME))
+        files.extend((".opencode", folder / ".opencode" / FILE_NAME) for folder in chain)
+    if env.get("OPENCODE_CONFIG_DIR"):
+        files.append(("OPENCODE_CONFIG_DIR", Path(env["OPENCODE_CONFIG_DIR"]) / FILE_NAME))
+    unique: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    for label, path in files:
+        if path not in seen:
+            seen.add(path)
+            unique.append((label, path))
+    return unique
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse one TOML file; a syntax error becomes a :class:`ConfigError` naming the file and line."""
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text: {error}") from None
+
+
+def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``override`` into a copy of ``base``: tables merge, other values are replaced.
+
+    Keys already in ``base`` keep their position; new keys are appended in ``override``'s order.
+    """
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(dict(merged[key]), value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _unknown_key_warnings(data: Mapping[str, Any], where: str) -> Iterator[str]:
+    known = set(OUR_KEYS) | OPENCODE_KEYS
+    for key, value in data.items():
+        if key in OUR_KEYS:
+            allowed = OUR_KEYS[key]
+            if allowed is not None and isinstance(value, Mapping):
+                for sub in value:
+                    if sub not in allowed:
+                        yield _unknown(f"{key}.{sub}", sub, allowed, where, prefix=f"{key}.")
+        elif key not in known:
+            yield _unknown(key, key, known, where)
+
+
+def _unknown(full: str, key: str, choices: set[str] | frozenset[str], where: str, prefix: str = "") -> str:
+    close = difflib.get_close_matches(key, sorted(choices), n=1, cutoff=0.6)
+    hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+    return f"{where}: unknown config key '{full}'{hint}; it is ignored"
+
+
+def load(directory: Path, worktree: Path | None, env: Mapping[str, str] = os.environ) -> Config:
+    """Read and merge every config source for a project rooted at ``directory``."""
+    config = Config()
+    for label, path in config_files(directory, worktree, env):
+        if label == "OPENCODE_CONFIG" and not path.is_file():
+            raise ConfigError(f"OPENCODE_CONFIG names {path}, which is not a file")
+        if not path.is_file():
+            continue
+        data = read_toml(path)
+        config.warnings.extend(_unknown_key_warnings(data, str(path)))
+        config.sources.append(ConfigSource(label, path, data))
+        config.data = deep_merge(config.data, data)
+    content = env.get("OPENCODE_CONFIG_CONTENT")
+    if content:
+        data = _parse_inline(content, "OPENCODE_CONFIG_CONTENT")
+        config.warnings.extend(_unknown_key_warnings(data, "OPENCODE_CONFIG_CONTENT"))
+        config.sources.append(ConfigSource("OPENCODE_CONFIG_CONTENT", None, data))
+        config.data = deep_merge(config.data, data)
+    permission = env.get("OPENCODE_PERMISSION")
+    if permission:
+        try:
+            rules = json.loads(permission)
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"OPENCODE_PERMISSION is not valid JSON: {error}") from None
+        if not isinstance(rules, dict | str):
+            raise ConfigError("OPENCODE_PERMISSION must be a JSON object or an action string")
+        data = {"permission": rules if isinstance(rules, dict) else {"*": rules}}
+        config.sources.append(ConfigSource("OPENCODE_PERMISSION", None, data))
+        config.data = deep_merge(config.data, data)
+    return config
+
+
+def _parse_inline(content: str, name: str) -> dict[str, Any]:
+    try:
+        if content.lstrip().startswith("{"):
+            value = json.loads(content)
+            if not isinstance(value, dict):
+                raise ConfigError(f"{name} must be a table")
+            return value
+        return tomllib.loads(content)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{name}: invalid config: {error}") from None
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value as a TOML literal (``5``, ``true``, ``[1, 2]``, ``{a = 1}``), else a string."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_key(path: Path, dotted: str, value: Any) -> Path | None:
+    """Set a dotted key in a TOML file, creating it and its tables as needed; written atomically.
+
+    tomli-w cannot keep comments: when the file has any, a copy is kept beside it as ``<name>.bak``,
+    and its path is returned (``None`` otherwise).
+    """
+    import tomli_w
+
+    data = read_toml(path) if path.is_file() else {}
+    node = data
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"{path}: cannot set '{dotted}': '{part}' is not a table")
+        node = child
+    node[parts[-1]] = value
+    text = tomli_w.dumps(data)
+    backup = None
+    if path.is_file() and any(
+        line.lstrip().startswith("#") or " #" in line for line in path.read_text().splitlines()
+    ):
+        backup = path.with_name(path.name + ".bak")
+        backup.write_bytes(path.read_bytes())
+    atomic_write(path, text)
+    return backup
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename.
+
+    The file's permission bits are kept when it already exists.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        else:
+            os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,142 @@
+"""What a running tool receives: :class:`ToolContext`, its abort signal and permission requests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .truncate import Truncator
+
+
+class AbortSignal:
+    """Set when the turn is aborted; usable from async code and from worker threads."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: str | None = None
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def aborted(self) -> bool:
+        """Whether :meth:`abort` was called."""
+        return self._event.is_set()
+
+    def abort(self, reason: str = "aborted") -> None:
+        """Signal every waiter; later calls do nothing."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block (in a worker thread) until aborted or ``timeout``; returns :attr:`aborted`."""
+        return self._event.wait(timeout)
+
+    async def wait_async(self) -> None:
+        """Return once aborted."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._waiters.append((loop, future))
+        await future
+
+
+@dataclass
+class PermissionRequest:
+    """One ``ctx.ask()``: may this call use ``permission`` on ``patterns``?"""
+
+    permission: str
+    patterns: list[str]
+    always: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    session_id: str = ""
+    tool: str | None = None
+    call_id: str | None = None
+
+
+Asker = Callable[[PermissionRequest], Awaitable[None]]
+MetadataSink = Callable[[str | None, dict[str, Any] | None], None]
+
+
+async def _allow_all(request: PermissionRequest) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool's ``execute`` receives besides its arguments.
+
+    ``ask`` and ``metadata`` are the two ways a tool talks to its host. In a sync tool (run in a worker
+    thread) call ``ctx.ask(...)`` plainly: it blocks until answered. In an async tool, ``await`` it.
+    A denied or rejected ask raises a :class:`~opencode_cli.errors.ToolError` whose message the model sees.
+    """
+
+    session_id: str = "ses_local"
+    message_id: str = "msg_local"
+    agent: str = "build"
+    abort: AbortSignal = field(default_factory=AbortSignal)
+    call_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    messages: list[Any] = field(default_factory=list)
+    directory: Path = field(default_factory=Path.cwd)
+    worktree: Path | None = None
+    tool: str | None = None
+    asker: Asker = field(default=_allow_all, repr=False)
+    on_metadata: MetadataSink | None = field(default=None, repr=False)
+    task_capable: bool = False
+    truncator: Truncator | None = field(default=None, repr=False)
+    loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+
+    def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
+        """Report live progress of the running call (a title and/or metadata); returns at once."""
+        if self.on_metadata is not None:
+            self.on_metadata(title, metadata)
+
+    def ask(
+        self,
+        permission: str,
+        patterns: list[str],
+        always: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Any:
+        """Ask for ``permission`` on ``patterns`` (see the permission rules).
+
+        Returns an awaitable when called on the event loop's thread (async tools: ``await ctx.ask(...)``)
+        and blocks until answered when called from a worker thread (sync tools).
+        """
+        request = PermissionRequest(
+            permission=permission,
+            patterns=list(patterns),
+            always=list(always or []),
+            metadata=dict(metadata or {}),
+            session_id=self.session_id,
+            tool=self.tool,
+            call_id=self.call_id,
+        )
+        coroutine = self.asker(request)
+        loop = self.loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None:
+            return coroutine
+        if loop is None:
+            return asyncio.run(coroutine)  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()  # type: ignore[arg-type]
+
+    def resolve(self, path: str | Path) -> Path:
+        """An absolute path: ``path`` itself, or resolved against the project directory."""
+        return Path(os.path.normpath(os.path.join(self.directory, path)))

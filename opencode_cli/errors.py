@@ -1,0 +1,81 @@
+"""Errors that carry the text a model (or a shell user) is shown.
+
+Every exception here has a ``str()`` that is exactly the model-facing message, so the session layer can
+hand it to the model verbatim, and the CLI can print it and pick an exit code from its type.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class OpencodeError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ToolError(OpencodeError):
+    """A tool failed; the message is what the model sees (no prefix is added)."""
+
+
+class InvalidArgumentsError(ToolError):
+    """The arguments of a call do not satisfy the tool's schema."""
+
+    TEMPLATE = (
+        "The {tool} tool was called with invalid arguments: {detail}.\n"
+        "Please rewrite the input so it satisfies the expected schema."
+    )
+
+    def __init__(self, tool: str, detail: str) -> None:
+        self.tool = tool
+        self.detail = detail
+        super().__init__(self.TEMPLATE.format(tool=tool, detail=detail))
+
+
+class PermissionFailure(ToolError):
+    """Base of the three ways a permission ask can fail."""
+
+
+class DeniedError(PermissionFailure):
+    """A ``deny`` rule matched the request."""
+
+    def __init__(self, rules: list[dict[str, Any]]) -> None:
+        self.rules = rules
+        super().__init__(
+            "The user has specified a rule which prevents you from using this specific tool call. "
+            f"Here are some of the relevant rules {json.dumps(rules, separators=(',', ':'))}"
+        )
+
+
+class RejectedError(PermissionFailure):
+    """The user answered ``reject`` without feedback (or nobody could be asked)."""
+
+    MESSAGE = "The user rejected permission to use this specific tool call."
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.MESSAGE)
+
+
+class CorrectedError(PermissionFailure):
+    """The user rejected the request and told the model what to do instead."""
+
+    def __init__(self, feedback: str) -> None:
+        self.feedback = feedback
+        super().__init__(
+            "The user rejected permission to use this specific tool call with the following feedback: "
+            f"{feedback}"
+        )
+
+
+class ConfigError(OpencodeError):
+    """A configuration file or environment variable cannot be used; the message names where."""
+
+
+class UnknownToolError(OpencodeError):
+    """A tool id that no source provides."""
+
+    def __init__(self, tool_id: str, suggestions: list[str]) -> None:
+        self.tool_id = tool_id
+        self.suggestions = suggestions
+        hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(f"No tool named '{tool_id}'.{hint}")

@@ -1,0 +1,108 @@
+"""The plugin contract: every hook an opencode plugin may implement.
+
+Plugins are found through the entry-point group ``opencode`` and implement hooks with the
+:data:`opencode_cli.hookimpl` marker::
+
+    from opencode_cli import hookimpl
+
+    @hookimpl
+    def tool_execute_before(tool, args):
+        args.setdefault("limit", 100)
+
+An implementation may accept any subset of a hook's arguments, by name. Any hook may be written as
+``async def``: the host awaits what it returns. Hooks are called in pluggy's order: the plugin loaded last
+runs first unless ``tryfirst``/``trylast`` say otherwise. The built-in tools are themselves a plugin of
+this contract (:mod:`opencode_cli.tools`).
+
+The three ``tool_*`` hooks mirror OpenCode's ``tool.definition``, ``tool.execute.before`` and
+``tool.execute.after``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .flags import Flags
+    from .registry import RegisterTool, ToolDefinitionOutput
+    from .tool import ToolResult
+
+PROJECT_NAME = "opencode"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def register_tools(register: RegisterTool, flags: Flags) -> None:
+    """Contribute tools.
+
+    Called once when a project's registry is first built, for every loaded plugin.
+
+    :param register: call ``register(tool)`` for each tool to add. ``tool`` is anything
+        :func:`opencode_cli.tool` or :func:`opencode_cli.define` returns. The tool's ``id`` is used
+        verbatim; a tool registered later with the same id replaces an earlier one (built-ins first, then
+        tool files from config directories, then entry-point plugins in load order). Built-ins pass
+        ``gate="reason"`` for a tool that exists but is switched off in this environment.
+    :param flags: the project's :class:`opencode_cli.flags.Flags` (``OPENCODE_*`` environment), for
+        plugins whose tools depend on them.
+
+    A plugin that raises here is marked ``failed`` in ``opencode plugins list``; the tools it registered
+    before raising are kept.
+    """
+
+
+@hookspec
+def tool_definition(tool_id: str, model: Any, output: ToolDefinitionOutput) -> None:
+    """Change what a model is told about a tool.
+
+    Called each time the registry lists tools for a model (``opencode tools list/inspect`` and every
+    request), once per tool that survived the per-model filter, after the built-in adjustments.
+
+    :param tool_id: the tool's id, e.g. ``"read"``.
+    :param model: the :class:`opencode_cli.registry.ModelRef` being served (``provider``, ``id``), or
+        ``None`` when no model was named.
+    :param output: mutable; assign ``output.description`` (str) or ``output.parameters`` (a JSON Schema
+        dict) to change them. Reading ``output.parameters`` is lazy: the schema is only generated when a
+        hook looks at it.
+
+    Mirrors OpenCode's ``tool.definition``. Return values are ignored.
+    """
+
+
+@hookspec
+def tool_execute_before(tool: str, session_id: str, call_id: str | None, args: dict[str, Any]) -> None:
+    """Inspect or change a tool call before it runs.
+
+    Called for every tool call, after the call was parsed and before the tool validates its arguments.
+
+    :param tool: the id of the tool being called.
+    :param session_id: the session making the call (``ses_...``).
+    :param call_id: the provider's tool-call id, or ``None`` when run from the shell.
+    :param args: the raw arguments. Mutate this dict **in place** to change them; rebinding the name has
+        no effect (as in OpenCode).
+
+    Raising blocks the call: the exception's message becomes the tool error the model sees.
+    """
+
+
+@hookspec
+def tool_execute_after(
+    tool: str, session_id: str, call_id: str | None, args: dict[str, Any], result: ToolResult
+) -> None:
+    """Inspect or change the result of a finished tool call.
+
+    Called after a tool returned successfully (not when it raised), after truncation, before the result
+    is handed to the model or printed.
+
+    :param tool: the id of the tool that ran.
+    :param session_id: the session making the call.
+    :param call_id: the provider's tool-call id, or ``None``.
+    :param args: the arguments the tool received.
+    :param result: mutable :class:`opencode_cli.ToolResult`; assign ``result.title``, ``result.output``,
+        ``result.metadata`` or ``result.attachments``.
+
+    Mirrors OpenCode's ``tool.execute.after``. Raising turns the call into a tool error.
+    """

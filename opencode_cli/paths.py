@@ -1,0 +1,39 @@
+"""Where opencode keeps its global files (XDG base directories, as OpenCode does)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def data_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """``$XDG_DATA_HOME/opencode``, by default ``~/.local/share/opencode``."""
+    base = env.get("XDG_DATA_HOME") or str(_home(env) / ".local" / "share")
+    return Path(base) / "opencode"
+
+
+def config_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """The global config directory ``$XDG_CONFIG_HOME/opencode``, by default ``~/.config/opencode``."""
+    base = env.get("XDG_CONFIG_HOME") or str(_home(env) / ".config")
+    return Path(base) / "opencode"
+
+
+def home_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """The user's home directory, honouring ``$HOME``."""
+    return _home(env)
+
+
+def tool_output_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where truncated tool output is spilled: ``<data>/tool-output``."""
+    return data_dir(env) / "tool-output"
+
+
+def tmp_dir() -> Path:
+    """OpenCode's scratch directory ``<os tmp>/opencode``."""
+    return Path(tempfile.gettempdir()) / "opencode"

@@ -1,0 +1,166 @@
+"""JSON Schema for tools: generation from pydantic models and OpenCode's normalisation (core spec §7.1).
+
+Provider profiles (OpenAI, Gemini, Kimi, strict mode) build on :func:`normalize`; they are applied by the
+session layer, never here.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+MAX_SAFE_INTEGER = 2**53 - 1
+_NUMBER_WORDS = {"NaN", "Infinity", "-Infinity"}
+
+
+def from_model(model: type) -> dict[str, Any]:
+    """The normalised JSON Schema of a pydantic model's input."""
+    raw = model.model_json_schema(mode="validation")  # type: ignore[attr-defined]
+    return normalize(_drop_generated_titles(raw))
+
+
+def _drop_generated_titles(node: Any) -> Any:
+    """Remove the ``title`` keys pydantic makes up from class and field names (OpenCode sends none)."""
+    if isinstance(node, list):
+        return [_drop_generated_titles(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _drop_generated_titles(v) for k, v in node.items() if k != "properties"}
+    if isinstance(node.get("properties"), dict):
+        props = {}
+        for name, prop in node["properties"].items():
+            prop = _drop_generated_titles(prop)
+            if isinstance(prop, dict) and prop.get("title") == name.replace("_", " ").title():
+                prop = {k: v for k, v in prop.items() if k != "title"}
+            props[name] = prop
+        out["properties"] = props
+    if out.get("type") == "object" and isinstance(out.get("title"), str) and "properties" in out:
+        out.pop("title")
+    return out
+
+
+def normalize(schema: dict[str, Any]) -> dict[str, Any]:
+    """Apply OpenCode's post-pass: ``$schema`` first, optional nulls dropped, refs inlined, ints bounded."""
+    root: dict[str, Any] = {"$schema": DRAFT_2020_12}
+    root.update({k: v for k, v in copy.deepcopy(schema).items() if k != "$schema"})
+    defs = root.get("$defs")
+    if isinstance(defs, dict) and not defs:
+        del root["$defs"]
+    root = _normalize(root, strip_null=False)
+    definitions = {**(root.get("definitions") or {}), **(root.get("$defs") or {})}
+    root = _inline(root, definitions, ())
+    if not _has_local_ref(root):
+        root.pop("$defs", None)
+        root.pop("definitions", None)
+    return root
+
+
+def _is_null(node: Any) -> bool:
+    return isinstance(node, dict) and node.get("type") == "null" and len(node) == 1
+
+
+def _normalize(node: Any, strip_null: bool) -> Any:
+    if isinstance(node, list):
+        return [_normalize(item, False) for item in node]
+    if not isinstance(node, dict):
+        return node
+    required = node.get("required")
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            optional = lambda name: not isinstance(required, list) or name not in required  # noqa: E731
+            out[key] = {name: _normalize(prop, optional(name)) for name, prop in value.items()}
+        else:
+            out[key] = _normalize(value, False)
+    node = out
+    if node.get("additionalProperties") is True:
+        del node["additionalProperties"]
+    any_of = node.get("anyOf")
+    if strip_null and isinstance(any_of, list) and any(_is_null(b) for b in any_of):
+        rest = [b for b in any_of if not _is_null(b)]
+        node = {k: v for k, v in node.items() if k != "anyOf"}
+        if rest:
+            node["anyOf"] = rest
+        return _normalize(node, False)
+    if isinstance(any_of, list):
+        node = _simplify_any_of(node, any_of)
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and all_of and all(isinstance(m, dict) for m in all_of):
+        own = set(node) - {"allOf"}
+        seen: set[str] = set()
+        disjoint = True
+        for member in all_of:
+            keys = set(member)
+            if keys & seen or keys & own:
+                disjoint = False
+                break
+            seen |= keys
+        if disjoint:
+            merged = {k: v for k, v in node.items() if k != "allOf"}
+            for member in all_of:
+                merged.update(member)
+            node = merged
+    if node.get("type") == "integer" and "maximum" not in node:
+        node.setdefault("minimum", -MAX_SAFE_INTEGER)
+        node["maximum"] = MAX_SAFE_INTEGER
+    return node
+
+
+def _simplify_any_of(node: dict[str, Any], any_of: list[Any]) -> dict[str, Any]:
+    others = {k: v for k, v in node.items() if k != "anyOf"}
+    numbers = [b for b in any_of if isinstance(b, dict) and b.get("type") == "number"]
+    words = [
+        b for b in any_of if isinstance(b, dict) and set(b.get("enum") or []) <= _NUMBER_WORDS and "enum" in b
+    ]
+    if len(numbers) == 1 and len(numbers) + len(words) == len(any_of) and words:
+        return {**numbers[0], **others}
+    if len(any_of) == 2 and all(isinstance(b, dict) for b in any_of):
+        kinds = {b.get("type") for b in any_of}
+        bare_object = any(b.get("type") == "object" and "properties" not in b for b in any_of)
+        bare_array = any(b.get("type") == "array" and "items" not in b for b in any_of)
+        if kinds == {"object", "array"} and bare_object and bare_array:
+            return {"type": "object", "properties": {}, **others}
+    if len(any_of) == 1 and isinstance(any_of[0], dict) and any_of[0].get("type") == "object":
+        return {**any_of[0], **others}
+    return node
+
+
+def _ref_name(ref: Any) -> str | None:
+    if isinstance(ref, str):
+        for prefix in ("#/$defs/", "#/definitions/"):
+            if ref.startswith(prefix):
+                return ref[len(prefix) :]
+    return None
+
+
+def _inline(node: Any, definitions: dict[str, Any], expanding: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, definitions, expanding) for item in node]
+    if not isinstance(node, dict):
+        return node
+    name = _ref_name(node.get("$ref"))
+    if name is not None and name in definitions and name not in expanding:
+        target = definitions[name]
+        merged = (
+            {**target, **{k: v for k, v in node.items() if k != "$ref"}} if isinstance(target, dict) else node
+        )
+        return _inline(merged, definitions, (*expanding, name))
+    return {
+        key: (value if key in ("$defs", "definitions") else _inline(value, definitions, expanding))
+        for key, value in node.items()
+    }
+
+
+def _has_local_ref(node: Any, top: bool = True) -> bool:
+    if isinstance(node, list):
+        return any(_has_local_ref(item, False) for item in node)
+    if isinstance(node, dict):
+        if _ref_name(node.get("$ref")) is not None:
+            return True
+        return any(
+            _has_local_ref(value, False)
+            for key, value in node.items()
+            if not (top and key in ("$defs", "definitions"))
+        )
+    return False

@@ -1,0 +1,561 @@
+"""The tool contract: :class:`Tool`, the :func:`tool` decorator, :func:`define`, and the wrap.
+
+Every call goes through :meth:`Tool.run`, which mirrors OpenCode's ``Tool.define`` wrap:
+
+1. **validate** the raw arguments (unknown keys are dropped); on failure raise
+   :class:`~opencode_cli.errors.InvalidArgumentsError` with the exact model-facing template;
+2. **execute** (a sync function runs in a worker thread, a coroutine is awaited, ``ctx.abort`` cancels);
+3. **truncate** the output, unless the tool already put a ``truncated`` key in its metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .context import ToolContext
+from .errors import InvalidArgumentsError, ToolError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+INTERRUPTED = "[Tool execution was interrupted]"
+
+
+@dataclass
+class Attachment:
+    """A file handed to the model with a result (``url`` is usually a ``data:`` URL)."""
+
+    mime: str
+    url: str
+    filename: str | None = None
+    type: Literal["file"] = "file"
+    id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape; keys that are ``None`` are left out."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produces: the text the model sees, a title, metadata and attachments."""
+
+    output: str = ""
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape (``title``, ``metadata``, ``output``, ``attachments``)."""
+        return {
+            "title": self.title,
+            "metadata": self.metadata,
+            "output": self.output,
+            "attachments": [a.as_dict() for a in self.attachments],
+        }
+
+
+class AbortedError(ToolError):
+    """The call was aborted through ``ctx.abort``."""
+
+    def __init__(self) -> None:
+        super().__init__(INTERRUPTED)
+
+
+@dataclass(frozen=True)
+class ToolSource:
+    """Where a tool came from: a built-in, a tool file, or an installed plugin."""
+
+    kind: Literal["builtin", "file", "plugin"]
+    name: str = "opencode"
+    version: str | None = None
+    path: str | None = None
+
+    def describe(self) -> str:
+        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``."""
+        if self.kind == "builtin":
+            return "built-in"
+        if self.kind == "file":
+            return f"file {self.path}"
+        return f"plugin {self.name}" + (f" {self.version}" if self.version else "")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape; keys that are ``None`` are left out."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def _to_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult()
+    if isinstance(value, str):
+        return ToolResult(output=value)
+    if isinstance(value, Mapping) and "output" in value:
+        attachments = [
+            a if isinstance(a, Attachment) else Attachment(**a) for a in value.get("attachments") or []
+        ]
+        return ToolResult(
+            output=str(value["output"]),
+            title=str(value.get("title") or ""),
+            metadata=dict(value.get("metadata") or {}),
+            attachments=attachments,
+        )
+    return ToolResult(output=json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+def _format_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    return "".join(f"[{json.dumps(part)}]" for part in loc) or "(root)"
+
+
+def _brief(value: Any, limit: int = 80) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _expected_type(schema: Mapping[str, Any] | None, loc: tuple[Any, ...] | list[Any]) -> str | None:
+    """The JSON type the schema expects at ``loc``, e.g. ``"integer"`` or ``"string or null"``."""
+    node: Any = schema
+    for part in loc:
+        if not isinstance(node, Mapping):
+            return None
+        if isinstance(part, int):
+            node = node.get("items")
+        else:
+            props = node.get("properties") or {}
+            if part not in props:
+                branches = [
+                    b
+                    for b in node.get("anyOf", [])
+                    if isinstance(b, Mapping) and part in (b.get("properties") or {})
+                ]
+                node = branches[0]["properties"][part] if branches else None
+            else:
+                node = props[part]
+    return _type_name(node)
+
+
+def _type_name(node: Any) -> str | None:
+    if not isinstance(node, Mapping):
+        return None
+    if "enum" in node:
+        return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
+    kind = node.get("type")
+    if isinstance(kind, str):
+        return kind
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if isinstance(branches, list):
+        names = [n for n in (_type_name(b) for b in branches) if n]
+        return " or ".join(names) if names else None
+    return None
+
+
+def describe_pydantic_errors(errors: list[dict[str, Any]], schema: Mapping[str, Any] | None) -> str:
+    """One clause per error: the field's path, what is wrong, the expected type, the input received."""
+    parts = []
+    for error in errors:
+        loc = tuple(error.get("loc") or ())
+        expected = _expected_type(schema, loc)
+        where = _format_path(loc)
+        if error.get("type") == "missing":
+            parts.append(f"{where}: Field required" + (f" (expected {expected})" if expected else ""))
+            continue
+        clause = f"{where}: {error.get('msg', 'invalid value')}"
+        if expected:
+            clause += f" (expected {expected}, received {_brief(error.get('input'))})"
+        else:
+            clause += f" (received {_brief(error.get('input'))})"
+        parts.append(clause)
+    return "; ".join(parts)
+
+
+def _ctx_parameter(param: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
+    annotation = hints.get(param.name, param.annotation)
+    if annotation is ToolContext or annotation == "ToolContext":
+        return True
+    return param.name == "ctx" and annotation in (inspect.Parameter.empty, Any)
+
+
+def _model_class(annotation: Any) -> type[BaseModel] | None:
+    if not isinstance(annotation, type):
+        return None
+    from pydantic import BaseModel
+
+    return annotation if issubclass(annotation, BaseModel) else None
+
+
+class Tool:
+    """A tool ready to run.
+
+    Build one with the :func:`tool` decorator, with :func:`define`, or by subclassing and overriding
+    :meth:`execute`. ``parameters`` is a pydantic model (validation + schema); ``json_schema`` is an
+    explicit JSON Schema used instead (validated with ``jsonschema``).
+    """
+
+    id: str = ""
+    description: str = ""
+    parameters: type[BaseModel] | None = None
+    json_schema: dict[str, Any] | None = None
+
+    def __init__(
+        self,
+        id: str | None = None,
+        description: str | None = None,
+        *,
+        parameters: type[BaseModel] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        execute: Callable[..., Any] | None = None,
+        source: ToolSource | None = None,
+        format_validation_error: Callable[[Any], str] | None = None,
+    ) -> None:
+        if id is not None:
+            self.id = id
+        if description is not None:
+            self.description = description
+        if parameters is not None:
+            self.parameters = parameters
+        if json_schema is not None:
+            self.json_schema = json_schema
+        self.source = source or ToolSource("plugin", name="unknown")
+        self._function = execute
+        self._format_validation_error = format_validation_error
+        self._call_shape: tuple[str, str | None, list[str]] | None = None
+        if execute is not None:
+            self._call_shape = _call_shape(execute, self.parameters)
+        if self.parameters is None and self.json_schema is None:
+            self.json_schema = {"type": "object", "properties": {}}
+        self._schema_cache: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.id!r} ({self.source.describe()})>"
+
+    def load(self) -> Tool:
+        """A tool is already loaded (see :class:`LazyTool`)."""
+        return self
+
+    def copy(self, **changes: Any) -> Tool:
+        """A shallow copy with some attributes replaced (used to stamp ids and sources)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        for key, value in changes.items():
+            setattr(clone, key, value)
+        return clone
+
+    # -- schema and validation -------------------------------------------------------------------------
+
+    def schema(self) -> dict[str, Any]:
+        """The parameters as JSON Schema, normalised as OpenCode sends them (cached)."""
+        if self._schema_cache is None:
+            from . import schema as schema_module
+
+            if self.json_schema is not None:
+                self._schema_cache = dict(self.json_schema)
+            else:
+                assert self.parameters is not None
+                self._schema_cache = schema_module.from_model(self.parameters)
+        return self._schema_cache
+
+    def validate(self, args: Any) -> Any:
+        """Validated arguments: a model instance, or a dict for JSON-Schema tools.
+
+        Raises :class:`InvalidArgumentsError` with the model-facing template.
+        """
+        if not isinstance(args, Mapping):
+            raise InvalidArgumentsError(self.id, f"(root): expected object, received {_brief(args)}")
+        if self.parameters is not None:
+            from pydantic import ValidationError
+
+            try:
+                return self.parameters.model_validate(dict(args))
+            except ValidationError as error:
+                detail = (
+                    self._format_validation_error(error)
+                    if self._format_validation_error
+                    else describe_pydantic_errors(error.errors(include_url=False), self.schema())
+                )
+                raise InvalidArgumentsError(self.id, detail) from None
+        return self._validate_json(dict(args))
+
+    def _validate_json(self, args: dict[str, Any]) -> dict[str, Any]:
+        import jsonschema
+
+        schema = self.json_schema or {}
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and not schema.get("additionalProperties"):
+            args = {k: v for k, v in args.items() if k in properties}
+        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        errors = sorted(validator_class(schema).iter_errors(args), key=lambda e: list(e.absolute_path))
+        if errors:
+            parts = []
+            for error in errors:
+                loc = list(error.absolute_path)
+                if error.validator == "required":
+                    missing = error.message.split("'")[1] if "'" in error.message else ""
+                    loc.append(missing)
+                    expected = _expected_type(schema, loc)
+                    parts.append(
+                        f"{_format_path(loc)}: Field required"
+                        + (f" (expected {expected})" if expected else "")
+                    )
+                    continue
+                expected = _expected_type(schema, loc)
+                received = _brief(error.instance)
+                parts.append(
+                    f"{_format_path(loc)}: {error.message}"
+                    + (
+                        f" (expected {expected}, received {received})"
+                        if expected
+                        else f" (received {received})"
+                    )
+                )
+            raise InvalidArgumentsError(self.id, "; ".join(parts))
+        return args
+
+    # -- execution -------------------------------------------------------------------------------------
+
+    async def execute(self, params: Any, ctx: ToolContext) -> Any:
+        """Run the tool on validated parameters. Subclasses override this; the default calls the function."""
+        if self._function is None or self._call_shape is None:
+            raise ToolError(f"The {self.id} tool has nothing to execute.")
+        kind, ctx_name, names = self._call_shape
+        kwargs: dict[str, Any] = {}
+        if kind == "model":
+            call_args: tuple[Any, ...] = (params,)
+        else:
+            call_args = ()
+            values = params if isinstance(params, Mapping) else {n: getattr(params, n) for n in names}
+            kwargs = {n: values[n] for n in names if n in values}
+        if ctx_name is not None:
+            kwargs[ctx_name] = ctx
+        function = self._function
+        if inspect.iscoroutinefunction(function):
+            return await function(*call_args, **kwargs)
+        result = await asyncio.to_thread(function, *call_args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
+        params = self.validate(args)
+        ctx.loop = asyncio.get_running_loop()
+        if ctx.tool is None:
+            ctx.tool = self.id
+        if ctx.abort.aborted:
+            raise AbortedError()
+        task = asyncio.ensure_future(self.execute(params, ctx))
+        aborted = asyncio.ensure_future(ctx.abort.wait_async())
+        try:
+            done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if task not in done:
+            task.cancel()
+            raise AbortedError()
+        result = _to_result(task.result())
+        if "truncated" in result.metadata:
+            return result
+        truncator = ctx.truncator
+        if truncator is None:
+            from .paths import tool_output_dir
+            from .truncate import Truncator
+
+            truncator = Truncator(tool_output_dir())
+        cut = truncator.output(result.output, task_capable=ctx.task_capable)
+        result.output = cut.content
+        result.metadata["truncated"] = cut.truncated
+        if cut.output_path is not None:
+            result.metadata["outputPath"] = cut.output_path
+        return result
+
+
+def _call_shape(function: Callable[..., Any], model: Any) -> tuple[str, str | None, list[str]]:
+    """How to call ``function``: with the model instance or with keyword arguments, and where ctx goes."""
+    signature = inspect.signature(function)
+    try:
+        hints = inspect.get_annotations(function, eval_str=True)
+    except Exception:
+        hints = {}
+    ctx_name = None
+    names = []
+    for param in signature.parameters.values():
+        if _ctx_parameter(param, hints):
+            ctx_name = param.name
+        else:
+            names.append(param.name)
+    if len(names) == 1 and model is not None and _model_class(hints.get(names[0])) is model:
+        return "model", ctx_name, names
+    return "kwargs", ctx_name, names
+
+
+def _model_from_signature(function: Callable[..., Any], name: str) -> type[BaseModel]:
+    """A pydantic model of ``function``'s parameters (``ctx`` left out); unknown keys are ignored."""
+    from pydantic import ConfigDict, create_model
+
+    signature = inspect.signature(function)
+    hints = inspect.get_annotations(function, eval_str=True)
+    fields: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        if _ctx_parameter(param, hints):
+            continue
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise TypeError(f"tool {name!r}: *args and **kwargs parameters cannot be described to a model")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    return create_model(f"{name}_parameters", __config__=ConfigDict(extra="ignore"), **fields)
+
+
+def _sibling_description(function: Callable[..., Any], names: list[str]) -> str | None:
+    try:
+        module_file = inspect.getfile(function)
+    except TypeError:
+        return None
+    folder = Path(module_file).parent
+    for name in names:
+        candidate = folder / f"{name}.txt"
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    return None
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    *,
+    id: str | None = None,
+    description: str | None = None,
+    parameters: type[BaseModel] | None = None,
+    json_schema: dict[str, Any] | None = None,
+) -> Any:
+    """Make a :class:`Tool` from a function; use bare (``@tool``) or with options (``@tool(id="x")``).
+
+    Parameters come from, in order: ``json_schema`` (explicit JSON Schema; the function gets the keys as
+    keyword arguments), ``parameters`` (a pydantic model), a single parameter annotated with a pydantic
+    model, or the function's signature (type hints and ``Field(description=...)`` defaults). A parameter
+    named ``ctx`` or annotated :class:`ToolContext` is injected and never shown to the model.
+
+    The description is ``description``, else a ``.txt`` file beside the module named after the tool
+    (the function name, or the module name for a function called ``default``), else the docstring.
+    """
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        name = id or fn.__name__
+        model = parameters
+        if json_schema is None and model is None:
+            hints = inspect.get_annotations(fn, eval_str=True)
+            candidates = [
+                p for p in inspect.signature(fn).parameters.values() if not _ctx_parameter(p, hints)
+            ]
+            only = _model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
+            model = only or _model_from_signature(fn, name)
+        names = [name, fn.__name__]
+        if fn.__name__ == "default":
+            names.append(Path(inspect.getfile(fn)).stem)
+        text = description
+        if text is None:
+            text = _sibling_description(fn, names)
+        if text is None:
+            text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
+        return Tool(name, text, parameters=model, json_schema=json_schema, execute=fn)
+
+    if function is not None:
+        return build(function)
+    return build
+
+
+class LazyTool:
+    """A tool that is imported and built only when first needed (see :func:`define`)."""
+
+    def __init__(
+        self,
+        id: str,
+        init: Callable[[], Any] | str,
+        description: str | Path | Callable[[], str] | None = None,
+        source: ToolSource | None = None,
+    ) -> None:
+        self.id = id
+        self._init = init
+        self._description = description
+        self.source = source or ToolSource("plugin", name="unknown")
+
+    def __repr__(self) -> str:
+        return f"<LazyTool {self.id!r} ({self.source.describe()})>"
+
+    @property
+    def description(self) -> str:
+        """The description, read without building the tool when it was given to :func:`define`."""
+        described = self._description
+        if isinstance(described, Path):
+            return described.read_text(encoding="utf-8")
+        if isinstance(described, str):
+            return described
+        if callable(described):
+            return described()
+        return self.load().description
+
+    def copy(self, **changes: Any) -> LazyTool:
+        """A shallow copy with some attributes replaced."""
+        clone = object.__new__(LazyTool)
+        clone.__dict__.update(self.__dict__)
+        for key, value in changes.items():
+            setattr(clone, key, value)
+        return clone
+
+    def load(self) -> Tool:
+        """Build a fresh :class:`Tool` (each call gives a new object, as OpenCode's ``init()`` does)."""
+        init = self._init
+        if isinstance(init, str):
+            module_name, _, attribute = init.partition(":")
+            init = getattr(importlib.import_module(module_name), attribute)
+        built = init()
+        if isinstance(built, Tool | LazyTool):
+            loaded = built.load()
+            result = loaded.copy(id=self.id, source=self.source)
+        elif isinstance(built, Mapping):
+            result = Tool(
+                self.id,
+                built.get("description"),
+                parameters=built.get("parameters"),
+                json_schema=built.get("json_schema"),
+                execute=built["execute"],
+                source=self.source,
+                format_validation_error=built.get("format_validation_error"),
+            )
+        else:
+            raise TypeError(
+                f"define({self.id!r}): init returned {type(built).__name__}, not a tool or mapping"
+            )
+        if self._description is not None and not result.description:
+            result.description = self.description
+        return result
+
+
+def define(
+    id: str,
+    init: Callable[[], Any] | str,
+    *,
+    description: str | Path | Callable[[], str] | None = None,
+) -> LazyTool:
+    """Declare a tool whose body is built on first use, as OpenCode's ``Tool.define(id, init)``.
+
+    ``init`` is a zero-argument callable (or a ``"module:attribute"`` string naming one, imported lazily)
+    returning a :class:`Tool` or a mapping with ``description``, ``parameters`` (pydantic model) or
+    ``json_schema``, ``execute`` and optionally ``format_validation_error``. ``description`` (text, a
+    path to a ``.txt`` file, or a callable) lets listings show the tool without importing it.
+    """
+    return LazyTool(id, init, description)
+
+
+AnyTool = Tool | LazyTool

@@ -1,0 +1,180 @@
+"""Output limits for tool results (core spec §2).
+
+Output over ``max_lines`` lines or ``max_bytes`` UTF-8 bytes is cut to a head (or tail) preview; the full
+text is written to a spill file ``tool_<id>`` under ``<data>/tool-output`` and the preview ends with a
+hint telling the model where the rest is. Spill files older than seven days are removed by a background
+sweep that runs at most once an hour and never blocks the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import string
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+MAX_LINES = 2000
+MAX_BYTES = 50 * 1024
+RETENTION_SECONDS = 7 * 24 * 3600
+CLEANUP_INTERVAL_SECONDS = 3600
+_STAMP = ".last-cleanup"
+
+HINT_TASK = (
+    "The tool call succeeded but the output was truncated. Full output saved to: {path}\n"
+    "Use the Task tool to have explore agent process this file with Grep and Read (with offset/limit). "
+    "Do NOT read the full file yourself - delegate to save context."
+)
+HINT_PLAIN = (
+    "The tool call succeeded but the output was truncated. Full output saved to: {path}\n"
+    "Use Grep to search the full content or Read with offset/limit to view specific sections."
+)
+
+Direction = Literal["head", "tail"]
+
+_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+_id_lock = threading.Lock()
+_last_ms = 0
+_counter = 0
+
+
+def ascending_id(prefix: str) -> str:
+    """``<prefix>_`` + 12 hex chars of (ms * 4096 + counter) + 14 random base62 chars; sorts by time."""
+    global _last_ms, _counter
+    with _id_lock:
+        now = int(time.time() * 1000)
+        if now != _last_ms:
+            _last_ms, _counter = now, 0
+        _counter += 1
+        value = (now * 4096 + _counter) & 0xFFFFFFFFFFFF
+    return f"{prefix}_{value:012x}" + "".join(secrets.choice(_BASE62) for _ in range(14))
+
+
+@dataclass(frozen=True)
+class Truncated:
+    """What :meth:`Truncator.output` returns."""
+
+    content: str
+    truncated: bool
+    output_path: str | None = None
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass
+class Truncator:
+    """Applies the limits; one per project (the limits come from ``[tool_output]`` config)."""
+
+    directory: Path
+    max_lines: int = MAX_LINES
+    max_bytes: int = MAX_BYTES
+
+    @property
+    def glob(self) -> str:
+        """The permission pattern that covers every spill file (``<dir>/*``)."""
+        return os.path.join(str(self.directory), "*")
+
+    def output(
+        self,
+        text: str,
+        *,
+        max_lines: int | None = None,
+        max_bytes: int | None = None,
+        direction: Direction = "head",
+        task_capable: bool = False,
+    ) -> Truncated:
+        """Cut ``text`` to the limits; per-call limits override the configured ones.
+
+        ``task_capable`` chooses the hint that points at the Task tool (the agent may use ``task``).
+        """
+        max_lines = self.max_lines if max_lines is None else max_lines
+        max_bytes = self.max_bytes if max_bytes is None else max_bytes
+        lines = text.split("\n")
+        total = _utf8_len(text)
+        if len(lines) <= max_lines and total <= max_bytes:
+            return Truncated(text, False)
+
+        kept: list[str] = []
+        kept_bytes = 0
+        hit_bytes = False
+        ordered = lines if direction == "head" else reversed(lines)
+        for line in ordered:
+            if len(kept) >= max_lines:
+                break
+            cost = _utf8_len(line) + (1 if kept else 0)
+            if kept_bytes + cost > max_bytes:
+                hit_bytes = True
+                break
+            kept.append(line)
+            kept_bytes += cost
+        if direction == "tail":
+            kept.reverse()
+
+        removed, unit = (total - kept_bytes, "bytes") if hit_bytes else (len(lines) - len(kept), "lines")
+        preview = "\n".join(kept)
+        path = self.spill(text)
+        hint = (HINT_TASK if task_capable else HINT_PLAIN).format(path=path)
+        marker = f"...{removed} {unit} truncated..."
+        if direction == "head":
+            content = f"{preview}\n\n{marker}\n\n{hint}"
+        else:
+            content = f"{marker}\n\n{hint}\n\n{preview}"
+        return Truncated(content, True, str(path))
+
+    def spill(self, text: str) -> Path:
+        """Write ``text`` to a new spill file and return its path; starts a cleanup sweep when due."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / ascending_id("tool")
+        with open(path, "x", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(text)
+        schedule_cleanup(self.directory)
+        return path
+
+
+def cleanup(directory: Path, now: float | None = None) -> list[Path]:
+    """Delete ``tool_*`` files in ``directory`` whose mtime is over seven days old; never raises."""
+    cutoff = (time.time() if now is None else now) - RETENTION_SECONDS
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith("tool_"):
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def schedule_cleanup(
+    directory: Path, *, interval: float = CLEANUP_INTERVAL_SECONDS
+) -> threading.Thread | None:
+    """Run :func:`cleanup` in a daemon thread if the last sweep is older than ``interval`` seconds.
+
+    The time of the last sweep is the mtime of a stamp file in ``directory``, so separate processes
+    share the schedule. Returns the started thread, or ``None`` when no sweep was due.
+    """
+    stamp = directory / _STAMP
+    try:
+        if time.time() - stamp.stat().st_mtime < interval:
+            return None
+    except OSError:
+        pass
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        return None
+    thread = threading.Thread(target=cleanup, args=(directory,), name="opencode-cleanup", daemon=True)
+    thread.start()
+    return thread
