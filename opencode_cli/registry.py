@@ -258,7 +258,7 @@ class Registry:
             or self.flags.enable_exa
             or self.flags.enable_parallel
         ):
-            return "offered only for the opencode provider, or with OPENCODE_ENABLE_EXA or OPENCODE_ENABLE_PARALLEL"
+            return "offered only for the opencode provider (or with OPENCODE_ENABLE_EXA / _PARALLEL)"
         patch = uses_apply_patch(model.id)
         if entry.id == "apply_patch" and not patch:
             return (

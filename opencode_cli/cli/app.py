@@ -86,7 +86,7 @@ def tools_run(
         list[str] | None,
         typer.Argument(
             metavar="[ARGS]...",
-            help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or a JSON object.",
+            help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or JSON.",
         ),
     ] = None,
     json_: JsonOption = False,
