@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "tool": "opencode_cli.tool",
-    "define": "opencode_cli.tool",
-    "Tool": "opencode_cli.tool",
-    "LazyTool": "opencode_cli.tool",
-    "ToolResult": "opencode_cli.tool",
-    "ToolSource": "opencode_cli.tool",
-    "Attachment": "opencode_cli.tool",
+    "tool": "opencode_cli.contract",
+    "define": "opencode_cli.contract",
+    "Tool": "opencode_cli.contract",
+    "LazyTool": "opencode_cli.contract",
+    "ToolResult": "opencode_cli.contract",
+    "ToolSource": "opencode_cli.contract",
+    "Attachment": "opencode_cli.contract",
     "ToolContext": "opencode_cli.context",
     "AbortSignal": "opencode_cli.context",
     "PermissionRequest": "opencode_cli.context",
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl
     from .project import Project
     from .registry import ModelRef
-    from .tool import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
+    from .contract import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
 
 
 def __getattr__(name: str) -> Any:

@@ -27,7 +27,7 @@ import pluggy
 if TYPE_CHECKING:
     from .flags import Flags
     from .registry import RegisterTool, ToolDefinitionOutput
-    from .tool import ToolResult
+    from .contract import ToolResult
 
 PROJECT_NAME = "opencode"
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .plugins import Plugins
     from .registry import ModelRef, Registry, ToolDefinition
     from .session import Prompt, Session
-    from .tool import ToolResult
+    from .contract import ToolResult
     from .truncate import Truncator
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import UnknownToolError
-from .tool import LazyTool, Tool, ToolSource
+from .contract import LazyTool, Tool, ToolSource
 
 if TYPE_CHECKING:
     from .flags import Flags

@@ -20,7 +20,7 @@ from .truncate import ascending_id
 if TYPE_CHECKING:
     from .agents import Agent
     from .project import Project
-    from .tool import ToolResult
+    from .contract import ToolResult
 
 Reply = Literal["once", "always", "reject"]
 

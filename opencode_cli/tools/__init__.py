@@ -1,7 +1,7 @@
 """The built-in tools, registered as an ordinary plugin of our own framework.
 
 Each tool lives in its own module with a ``.txt`` description beside it and is declared with
-:func:`~opencode_cli.tool.define`, so listing tools reads the description file but imports no tool
+:func:`~opencode_cli.contract.define`, so listing tools reads the description file but imports no tool
 module. Tools are registered in OpenCode's order (core spec §3.1); a tool joins the list only once it
 really works.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from ..flags import Flags
 from ..hookspecs import hookimpl
 from ..registry import RegisterTool
-from ..tool import define
+from ..contract import define
 
 HERE = Path(__file__).parent
 

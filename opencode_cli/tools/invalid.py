@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..tool import ToolResult
+from ..contract import ToolResult
 
 _CONTROL_TOKENS = re.compile(r"<\|[^|<>]*\|>")
 

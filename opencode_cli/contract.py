@@ -1,5 +1,8 @@
 """The tool contract: :class:`Tool`, the :func:`tool` decorator, :func:`define`, and the wrap.
 
+(The module is not called ``tool``: a submodule of that name would shadow the ``tool`` decorator that
+``from opencode_cli import tool`` must give.)
+
 Every call goes through :meth:`Tool.run`, which mirrors OpenCode's ``Tool.define`` wrap:
 
 1. **validate** the raw arguments (unknown keys are dropped); on failure raise
@@ -395,8 +398,14 @@ def _call_shape(function: Callable[..., Any], model: Any) -> tuple[str, str | No
             ctx_name = param.name
         else:
             names.append(param.name)
-    if len(names) == 1 and model is not None and _model_class(hints.get(names[0])) is model:
-        return "model", ctx_name, names
+    if len(names) == 1 and model is not None:
+        # ``execute(params: Model)``, or OpenCode's ``execute(args, ctx)`` with no annotation: the whole model
+        annotated = _model_class(hints.get(names[0]))
+        fields = getattr(model, "model_fields", {})
+        if (annotated is not None and issubclass(model, annotated)) or (
+            annotated is None and names[0] not in fields
+        ):
+            return "model", ctx_name, names
     return "kwargs", ctx_name, names
 
 
