@@ -21,7 +21,6 @@ import difflib
 import json
 import os
 import tempfile
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,12 +143,11 @@ def config_files(directory: Path, worktree: Path | None, env: Mapping[str, str])
     files: list[tuple[str, Path]] = [("global", paths.config_dir(env) / FILE_NAME)]
     if env.get("OPENCODE_CONFIG"):
         files.append(("OPENCODE_CONFIG", Path(env["OPENCODE_CONFIG"])))
-    if not _flag(env, "OPENCODE_DISABLE_PROJECT_CONFIG"):
-        chain = _walk_down(directory, worktree)
-        files.extend(("project", folder / FILE_NAME) for folder in chain)
-        home_dot = paths.home_dir(env) / ".opencode"
-        files.append(("~/.opencode", home_dot / FILE_NAME))
-        files.extend((".opencode", folder / ".opencode" / FILE_NAME) for folder in chain)
+    # ~/.opencode is not project config: OPENCODE_DISABLE_PROJECT_CONFIG keeps it (core spec §9.1)
+    chain = [] if _flag(env, "OPENCODE_DISABLE_PROJECT_CONFIG") else _walk_down(directory, worktree)
+    files.extend(("project", folder / FILE_NAME) for folder in chain)
+    files.append(("~/.opencode", paths.home_dir(env) / ".opencode" / FILE_NAME))
+    files.extend((".opencode", folder / ".opencode" / FILE_NAME) for folder in chain)
     if env.get("OPENCODE_CONFIG_DIR"):
         files.append(("OPENCODE_CONFIG_DIR", Path(env["OPENCODE_CONFIG_DIR"]) / FILE_NAME))
     unique: list[tuple[str, Path]] = []
@@ -163,6 +161,8 @@ def config_files(directory: Path, worktree: Path | None, env: Mapping[str, str])
 
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse one TOML file; a syntax error becomes a :class:`ConfigError` naming the file and line."""
+    import tomllib
+
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
@@ -238,6 +238,8 @@ def load(directory: Path, worktree: Path | None, env: Mapping[str, str] = os.env
 
 
 def _parse_inline(content: str, name: str) -> dict[str, Any]:
+    import tomllib
+
     try:
         if content.lstrip().startswith("{"):
             value = json.loads(content)
@@ -251,10 +253,14 @@ def _parse_inline(content: str, name: str) -> dict[str, Any]:
 
 def parse_value(text: str) -> Any:
     """A command-line value as a TOML literal (``5``, ``true``, ``[1, 2]``, ``{a = 1}``), else a string."""
+    import tomllib
+
     try:
-        return tomllib.loads(f"value = {text}")["value"]
+        document = tomllib.loads(f"value = {text}")
     except tomllib.TOMLDecodeError:
         return text
+    # "1\nother = 2" parses too, as two keys: it is not one literal, so it stays a string
+    return document["value"] if list(document) == ["value"] else text
 
 
 def set_key(path: Path, dotted: str, value: Any) -> Path | None:

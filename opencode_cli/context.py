@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .truncate import Truncator
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class AbortSignal:
     """Set when the turn is aborted; usable from async code and from worker threads."""
 
     def __init__(self) -> None:
+
         self._event = threading.Event()
         self.reason: str | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
@@ -44,6 +47,8 @@ class AbortSignal:
 
     async def wait_async(self) -> None:
         """Return once aborted."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:
@@ -116,6 +121,8 @@ class ToolContext:
         Returns an awaitable when called on the event loop's thread (async tools: ``await ctx.ask(...)``)
         and blocks until answered when called from a worker thread (sync tools).
         """
+        import asyncio
+
         request = PermissionRequest(
             permission=permission,
             patterns=list(patterns),

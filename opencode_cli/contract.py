@@ -13,7 +13,6 @@ Every call goes through :meth:`Tool.run`, which mirrors OpenCode's ``Tool.define
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import json
@@ -330,6 +329,8 @@ class Tool:
 
     async def execute(self, params: Any, ctx: ToolContext) -> Any:
         """Run the tool on validated parameters. Subclasses override this; the default calls the function."""
+        import asyncio
+
         if self._function is None or self._call_shape is None:
             raise ToolError(f"The {self.id} tool has nothing to execute.")
         kind, ctx_name, names = self._call_shape
@@ -352,6 +353,8 @@ class Tool:
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
+        import asyncio
+
         params = self.validate(args)
         ctx.loop = asyncio.get_running_loop()
         if ctx.tool is None:

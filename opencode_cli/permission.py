@@ -49,6 +49,10 @@ def match(value: str, pattern: str) -> bool:
     A pattern ending in ``" *"`` also matches without its tail, so ``ls *`` matches ``ls`` but not
     ``lstmeval``. Backslashes count as slashes on both sides; matching is case-sensitive.
     """
+    if pattern == "*":
+        return True
+    if "*" not in pattern and "?" not in pattern:
+        return value.replace("\\", "/") == pattern.replace("\\", "/")
     return _compile(pattern).fullmatch(value.replace("\\", "/")) is not None
 
 

@@ -7,7 +7,6 @@ warning line; everything else keeps working.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib
 import importlib.util
@@ -88,6 +87,8 @@ def run_awaitable(value: Any) -> Any:
     if not inspect.isawaitable(value):
         return value
 
+    import asyncio
+
     async def finish() -> Any:
         return await value
 
@@ -98,6 +99,8 @@ def run_awaitable(value: Any) -> Any:
     box: dict[str, Any] = {}
 
     def worker() -> None:
+        import asyncio
+
         try:
             box["value"] = asyncio.run(finish())
         except BaseException as error:  # handed back to the caller below

@@ -6,7 +6,6 @@ hosts build their own; there are no globals.
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import os
 import sys
@@ -22,11 +21,11 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .agents import Agent
+    from .contract import ToolResult
     from .flags import Flags
     from .plugins import Plugins
     from .registry import ModelRef, Registry, ToolDefinition
     from .session import Prompt, Session
-    from .contract import ToolResult
     from .truncate import Truncator
 
 
@@ -167,5 +166,7 @@ class Project:
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
         """Run one tool call synchronously in a fresh session (handy in scripts and tests)."""
+        import asyncio
+
         session = self.session(agent, **options)
         return asyncio.run(session.execute(tool_id, dict(args)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import signal
@@ -174,6 +173,8 @@ def run_tool(
     yes: bool,
 ) -> None:
     """Parse the arguments, run the tool in a session and print what the model would get."""
+    import asyncio
+
     from .args import ArgsError, parse_arguments
 
     with friendly_errors():
@@ -220,6 +221,8 @@ def run_tool(
 
 
 async def _execute(session: Any, tool_id: str, arguments: dict[str, Any], abort: Any) -> Any:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
