@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pydantic import Field
 
     from .context import AbortSignal, PermissionRequest, ToolContext
+    from .contract import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
     from .errors import (
         ConfigError,
         CorrectedError,
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl
     from .project import Project
     from .registry import ModelRef
-    from .contract import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
 
 
 def __getattr__(name: str) -> Any:

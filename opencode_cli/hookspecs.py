@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from .contract import ToolResult
     from .flags import Flags
     from .registry import RegisterTool, ToolDefinitionOutput
-    from .contract import ToolResult
 
 PROJECT_NAME = "opencode"
 

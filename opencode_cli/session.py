@@ -19,8 +19,8 @@ from .truncate import ascending_id
 
 if TYPE_CHECKING:
     from .agents import Agent
-    from .project import Project
     from .contract import ToolResult
+    from .project import Project
 
 Reply = Literal["once", "always", "reject"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..contract import define
 from ..flags import Flags
 from ..hookspecs import hookimpl
 from ..registry import RegisterTool
-from ..contract import define
 
 HERE = Path(__file__).parent
 
