@@ -14,6 +14,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 tools_app = typer.Typer(help="List, inspect and run tools.", no_args_is_help=True)
