@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,6 +102,7 @@ class ToolContext:
     on_metadata: MetadataSink | None = field(default=None, repr=False)
     task_capable: bool = False
     truncator: Truncator | None = field(default=None, repr=False)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:

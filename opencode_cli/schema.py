@@ -17,7 +17,34 @@ _NUMBER_WORDS = {"NaN", "Infinity", "-Infinity"}
 def from_model(model: type) -> dict[str, Any]:
     """The normalised JSON Schema of a pydantic model's input."""
     raw = model.model_json_schema(mode="validation")  # type: ignore[attr-defined]
-    return normalize(_drop_generated_titles(raw))
+    raw.pop("description", None)  # the model's docstring; the tool's own description says it all
+    return normalize(_plain_optionals(_drop_generated_titles(raw)))
+
+
+def _plain_optionals(node: Any) -> Any:
+    """Write pydantic's optional ``x: T | None = None`` the way OpenCode's schemas do: plain ``T``.
+
+    pydantic emits ``{"anyOf": [T, {"type": "null"}], "default": null}`` for such a field; Effect
+    emits just ``T`` for an optional key. Required fields, and optional ones with another default,
+    are left alone (so their null branch is kept or stripped by :func:`normalize` as usual).
+    """
+    if isinstance(node, list):
+        return [_plain_optionals(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _plain_optionals(value) for key, value in node.items()}
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        required = out.get("required") or []
+        for name, prop in properties.items():
+            if name in required or not isinstance(prop, dict) or prop.get("default", 0) is not None:
+                continue
+            branches = prop.get("anyOf")
+            if isinstance(branches, list) and len(branches) == 2 and sum(map(_is_null, branches)) == 1:
+                [kept] = [branch for branch in branches if not _is_null(branch)]
+                rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+                properties[name] = {**kept, **rest} if isinstance(kept, dict) else prop
+    return out
 
 
 def _drop_generated_titles(node: Any) -> Any:
@@ -26,11 +53,10 @@ def _drop_generated_titles(node: Any) -> Any:
         return [_drop_generated_titles(item) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {k: _drop_generated_titles(v) for k, v in node.items() if k != "properties"}
-    if isinstance(node.get("properties"), dict):
+    out = {k: _drop_generated_titles(v) for k, v in node.items()}
+    if isinstance(out.get("properties"), dict):
         props = {}
-        for name, prop in node["properties"].items():
-            prop = _drop_generated_titles(prop)
+        for name, prop in out["properties"].items():
             if isinstance(prop, dict) and prop.get("title") == name.replace("_", " ").title():
                 prop = {k: v for k, v in prop.items() if k != "title"}
             props[name] = prop

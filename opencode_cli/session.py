@@ -93,6 +93,7 @@ class Session:
             on_metadata=self.on_metadata,
             task_capable=self.agent.task_capable,
             truncator=project.truncator,
+            env=project.env,
         )
 
     async def execute(

@@ -46,6 +46,8 @@ def friendly_errors() -> Iterator[None]:
         fail(f"error: {error}")
     except OpencodeError as error:
         fail(f"error: {error}", EXIT_TOOL_ERROR)
+    except typer.Exit:
+        raise
     except Exception as error:
         if os.environ.get("OPENCODE_DEBUG"):
             raise

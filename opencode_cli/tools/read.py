@@ -1,0 +1,461 @@
+"""``read``: show a window of a text file with line numbers, list a directory, or attach an image/PDF.
+
+The file is streamed in fixed-size chunks and only the lines that are shown are kept: lines before
+``offset`` are counted and dropped, and once ``limit`` lines are collected the rest of the file is only
+counted (to report the total). Reading stops at the 50 KB output cap, and a very long line keeps just
+enough bytes to show its first 2000 characters, so memory does not grow with the file's size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import stat as stat_module
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from .. import boundary
+from ..context import AbortSignal, ToolContext
+from ..contract import AbortedError, Attachment, ToolResult
+from ..errors import ToolError
+
+DEFAULT_READ_LIMIT = 2000
+MAX_LINE_LENGTH = 2000
+MAX_LINE_SUFFIX = f"... (line truncated to {MAX_LINE_LENGTH} chars)"
+MAX_BYTES = 50 * 1024
+MAX_BYTES_LABEL = f"{MAX_BYTES // 1024} KB"
+SAMPLE_BYTES = 4096
+PREVIEW_LINES = 20
+
+CHUNK_BYTES = 64 * 1024
+# Bytes of one line worth keeping: every character takes at most 4 bytes, so this many bytes always hold
+# more than MAX_LINE_LENGTH characters even if the last one is cut in the middle.
+LINE_KEEP_BYTES = 4 * MAX_LINE_LENGTH + 8
+
+BINARY_EXTENSIONS = frozenset(
+    {
+        # archives and executables
+        ".zip", ".tar", ".gz", ".7z", ".exe", ".dll", ".so", ".class", ".jar", ".war", ".wasm",
+        # office documents
+        ".doc", ".docx", ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".ods", ".odp",
+        # object files and raw data
+        ".bin", ".dat", ".obj", ".o", ".a", ".lib", ".pyc", ".pyo",
+    }
+)  # fmt: skip
+ATTACHABLE = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp", "application/pdf"})
+# Only the extensions whose type changes what the tool does; anything else reads as text.
+EXTENSION_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".jpe": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".pdf": "application/pdf",
+}
+
+
+class ReadParameters(BaseModel):
+    """Arguments of the read tool."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    filePath: str = Field(description="Absolute path of the file or directory to read")
+    offset: int | None = Field(
+        None, ge=0, description="Line (or directory entry) number to start from, counting from 1"
+    )
+    limit: int | None = Field(
+        None, ge=0, description="Maximum number of lines (or entries) to return (default 2000)"
+    )
+
+    @field_validator("offset", "limit", mode="before")
+    @classmethod
+    def _numbers_only(cls, value: Any) -> Any:
+        """Numbers are not parsed out of strings (nor taken from booleans)."""
+        if isinstance(value, str | bool | bytes):
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
+
+
+# -- paths -------------------------------------------------------------------------------------------
+
+
+def _relative(base: str, target: str) -> str:
+    """Like Node's ``path.relative``: ``""`` for the same path, else a ``..``-style relative path."""
+    base, target = os.path.normpath(base), os.path.normpath(target)
+    if base == target:
+        return ""
+    return os.path.relpath(target, base)
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise ToolError(f"Cannot access {path}: {error.strerror or error}") from None
+
+
+def _not_found(path: str) -> str:
+    """The not-found message, with up to three similarly named siblings."""
+    directory, name = os.path.split(path)
+    wanted = name.lower()
+    try:
+        siblings = os.listdir(directory)
+    except OSError:
+        siblings = []
+    siblings.sort(key=lambda entry: entry.encode("utf-8", "surrogateescape"))
+    similar = [
+        os.path.join(directory, entry)
+        for entry in siblings
+        if wanted in entry.lower() or entry.lower() in wanted
+    ][:3]
+    if not similar:
+        return f"File not found: {path}"
+    return f"File not found: {path}\n\nDid you mean one of these?\n" + "\n".join(similar)
+
+
+# -- directories ---------------------------------------------------------------------------------------
+
+
+def _entries(path: str) -> list[str]:
+    """Entry names, directories (and links to directories) with a trailing ``/``, in collation order."""
+    from ._collate import sort
+
+    names = []
+    try:
+        with os.scandir(path) as listing:
+            for entry in listing:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                names.append(entry.name + "/" if is_dir else entry.name)
+    except OSError as error:
+        raise ToolError(f"Cannot read directory {path}: {error.strerror or error}") from None
+    return sort(names)
+
+
+def _read_directory(path: str, title: str, offset: int, limit: int) -> ToolResult:
+    entries = _entries(path)
+    start = offset - 1
+    shown = entries[start : start + limit]
+    truncated = start + len(shown) < len(entries)
+    if truncated:
+        footer = (
+            f"(Showing {len(shown)} of {len(entries)} entries. "
+            f"Use 'offset' parameter to read beyond entry {offset + len(shown)})"
+        )
+    else:
+        footer = f"({len(entries)} entries)"
+    output = "\n".join(
+        [
+            f"<path>{path}</path>",
+            "<type>directory</type>",
+            "<entries>",
+            "\n".join(shown),
+            f"\n{footer}",
+            "</entries>",
+        ]
+    )
+    return ToolResult(
+        title=title,
+        output=output,
+        metadata={
+            "preview": "\n".join(shown[:PREVIEW_LINES]),
+            "truncated": truncated,
+            "loaded": [],
+            "display": {
+                "type": "directory",
+                "path": path,
+                "entries": shown,
+                "offset": offset,
+                "totalEntries": len(entries),
+                "truncated": truncated,
+            },
+        },
+    )
+
+
+# -- file type ----------------------------------------------------------------------------------------
+
+
+def _sniff(sample: bytes) -> str | None:
+    """The MIME type given away by a file's first bytes, if any we know."""
+    if sample.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if sample.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if sample.startswith(b"GIF8"):
+        return "image/gif"
+    if sample.startswith(b"BM"):
+        return "image/bmp"
+    if sample.startswith(b"%PDF-"):
+        return "application/pdf"
+    if len(sample) >= 12 and sample[:4] == b"RIFF" and sample[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _mime(path: str, sample: bytes) -> str:
+    sniffed = _sniff(sample)
+    if sniffed is not None:
+        return sniffed
+    return EXTENSION_TYPES.get(os.path.splitext(path)[1].lower(), "text/plain")
+
+
+def _is_binary(path: str, sample: bytes) -> bool:
+    if os.path.splitext(path)[1].lower() in BINARY_EXTENSIONS:
+        return True
+    if not sample:
+        return False
+    if 0 in sample:
+        return True
+    control = sum(1 for byte in sample if byte < 9 or 13 < byte < 32)
+    return control / len(sample) > 0.3
+
+
+# -- lines ---------------------------------------------------------------------------------------------
+
+
+def _clip(text: str) -> str:
+    """Cut a line to MAX_LINE_LENGTH UTF-16 code units (JavaScript string length) plus the suffix."""
+    if len(text) <= MAX_LINE_LENGTH // 2:
+        return text
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+    if units <= MAX_LINE_LENGTH:
+        return text
+    if units == len(text):
+        return text[:MAX_LINE_LENGTH] + MAX_LINE_SUFFIX
+    taken = 0
+    for index, char in enumerate(text):
+        width = 2 if ord(char) > 0xFFFF else 1
+        if taken + width > MAX_LINE_LENGTH:
+            # A character split in half leaves half a surrogate pair, which UTF-8 carries as U+FFFD.
+            half = "\ufffd" if taken < MAX_LINE_LENGTH else ""
+            return text[:index] + half + MAX_LINE_SUFFIX
+        taken += width
+    return text  # pragma: no cover - units > MAX_LINE_LENGTH guarantees an early return
+
+
+@dataclass
+class Window:
+    """What streaming a file produced: the shown lines and how the read ended."""
+
+    lines: list[str] = field(default_factory=list)
+    count: int = 0
+    """Lines seen: the file's total unless ``cut`` stopped the read early."""
+    cut: bool = False
+    """The output cap stopped the read."""
+    more: bool = False
+    """Lines exist after the last one shown."""
+
+
+def stream(
+    handle: IO[bytes],
+    offset: int,
+    limit: int,
+    abort: AbortSignal | None = None,
+    chunk_size: int | None = None,
+) -> Window:
+    """Read lines ``offset .. offset+limit-1`` (1-based) from a binary file, chunk by chunk.
+
+    Lines end at ``\\n`` or ``\\r\\n`` (a lone ``\\r`` is kept as text); a last line without a newline
+    counts, a trailing newline adds no empty line. Text is decoded as UTF-8 with replacement characters.
+    """
+    chunk_size = chunk_size or CHUNK_BYTES
+    window = Window()
+    lines = window.lines
+    skip = offset - 1
+    count = 0  # lines completed so far
+    used = 0  # UTF-8 bytes of the kept lines plus their separators
+    pending = bytearray()  # the start of the line being collected
+    overflow = False  # the line being collected is longer than what ``pending`` keeps
+    open_line = False  # the current line has at least one byte
+
+    def finish() -> bool:
+        """Close the collected line; ``False`` when it does not fit under the output cap."""
+        nonlocal used, overflow
+        raw = bytes(pending)
+        pending.clear()
+        if not overflow and raw.endswith(b"\r"):
+            raw = raw[:-1]
+        overflow = False
+        line = _clip(raw.decode("utf-8", "replace"))
+        cost = len(line.encode("utf-8")) + (1 if lines else 0)
+        if used + cost > MAX_BYTES:
+            return False
+        lines.append(line)
+        used += cost
+        return True
+
+    while True:
+        if abort is not None and abort.aborted:
+            raise AbortedError()
+        chunk = handle.read(chunk_size)
+        if not chunk:
+            break
+        size = len(chunk)
+        ends_open = chunk[-1] != 0x0A
+        pos = 0
+        while pos < size:
+            if count < skip:
+                # Before the window: count lines, keep nothing.
+                newlines = chunk.count(b"\n", pos)
+                if count + newlines < skip:
+                    count += newlines
+                    open_line = ends_open
+                    break
+                while count < skip:
+                    pos = chunk.index(b"\n", pos) + 1
+                    count += 1
+                open_line = False
+                continue
+            if len(lines) >= limit:
+                # After the window: the rest is only counted.
+                window.more = True
+                count += chunk.count(b"\n", pos)
+                open_line = ends_open
+                break
+            newline = chunk.find(b"\n", pos)
+            end = size if newline < 0 else newline
+            if end > pos:
+                open_line = True
+                room = LINE_KEEP_BYTES - len(pending)
+                if room > 0:
+                    pending += chunk[pos : min(end, pos + room)]
+                if end - pos > room:
+                    overflow = True
+            if newline < 0:
+                break
+            pos = newline + 1
+            count += 1
+            open_line = False
+            if not finish():
+                window.count, window.cut, window.more = count, True, True
+                return window
+
+    if open_line:
+        count += 1
+        if count > skip:
+            if len(lines) >= limit:
+                window.more = True
+            elif not finish():
+                window.cut = window.more = True
+    window.count = count
+    return window
+
+
+# -- the tool ------------------------------------------------------------------------------------------
+
+
+def _read_file(
+    path: str,
+    title: str,
+    offset: int,
+    limit: int,
+    loaded: list[Any],
+    abort: AbortSignal | None,
+) -> ToolResult:
+    loaded_paths = [item.path for item in loaded]
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
+    with handle:
+        sample = handle.read(SAMPLE_BYTES)
+        mime = _mime(path, sample)
+        if mime in ATTACHABLE:
+            message = "PDF read successfully" if mime == "application/pdf" else "Image read successfully"
+            handle.seek(0)
+            data = base64.b64encode(handle.read()).decode("ascii")
+            return ToolResult(
+                title=title,
+                output=message,
+                metadata={"preview": message, "truncated": False, "loaded": loaded_paths},
+                attachments=[Attachment(mime=mime, url=f"data:{mime};base64,{data}")],
+            )
+        if _is_binary(path, sample):
+            raise ToolError(f"Cannot read binary file: {path}")
+        handle.seek(0)
+        window = stream(handle, offset, limit, abort)
+
+    total = window.count
+    if total < offset and not (total == 0 and offset == 1):
+        raise ToolError(f"Offset {offset} is out of range for this file ({total} lines)")
+
+    lines = window.lines
+    last = offset + len(lines) - 1
+    truncated = window.more or window.cut
+    if window.cut:
+        footer = (
+            f"(Output capped at {MAX_BYTES_LABEL}. Showing lines {offset}-{last}. "
+            f"Use offset={last + 1} to continue.)"
+        )
+    elif window.more:
+        footer = f"(Showing lines {offset}-{last} of {total}. Use offset={last + 1} to continue.)"
+    else:
+        footer = f"(End of file - total {total} lines)"
+    numbered = "\n".join(f"{offset + index}: {line}" for index, line in enumerate(lines))
+    output = f"<path>{path}</path>\n<type>file</type>\n<content>\n{numbered}\n\n{footer}\n</content>"
+    if loaded:
+        reminders = "\n\n".join(item.content for item in loaded)
+        output += f"\n\n<system-reminder>\n{reminders}\n</system-reminder>"
+    text = "\n".join(lines)
+    return ToolResult(
+        title=title,
+        output=output,
+        metadata={
+            "preview": "\n".join(lines[:PREVIEW_LINES]),
+            "truncated": truncated,
+            "loaded": loaded_paths,
+            "display": {
+                "type": "file",
+                "path": path,
+                "text": text,
+                "lineStart": offset,
+                "lineEnd": last,
+                "totalLines": total,
+                "truncated": truncated,
+            },
+        },
+    )
+
+
+async def execute(params: ReadParameters, ctx: ToolContext) -> ToolResult:
+    """Read a file window, a directory page, or an image/PDF attachment."""
+    path = str(ctx.resolve(params.filePath))
+    title = _relative(str(ctx.worktree or ctx.directory), path)
+    info = _stat(path)
+    is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
+
+    await boundary.assert_external_directory(
+        ctx,
+        path,
+        kind="directory" if is_dir else "file",
+        bypass=bool(ctx.extra.get("bypassCwdCheck")),
+    )
+    await ctx.ask("read", [title], always=["*"], metadata={})
+
+    if info is None:
+        raise ToolError(await asyncio.to_thread(_not_found, path))
+
+    offset = params.offset or 1
+    limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
+    if is_dir:
+        return await asyncio.to_thread(_read_directory, path, title, offset, limit)
+
+    from . import _instructions
+
+    loaded = await asyncio.to_thread(_instructions.resolve, ctx, path)
+    return await asyncio.to_thread(_read_file, path, title, offset, limit, loaded, ctx.abort)
+
+
+def init() -> dict[str, Any]:
+    """The tool's definition, built on first use."""
+    return {"parameters": ReadParameters, "execute": execute}
