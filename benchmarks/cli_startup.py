@@ -23,7 +23,9 @@ def median_ms(command: list[str], runs: int, cwd: str, env: dict[str, str]) -> f
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        )
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 
@@ -35,7 +37,9 @@ def imported_modules(cwd: str, env: dict[str, str]) -> set[str]:
         "try:\n    app(['tools', 'list'], standalone_mode=False)\n"
         "finally:\n    print('\\n'.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     return set(done.stderr.split())
 
 
@@ -47,7 +51,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         project = Path(home) / "project"
         (project / ".git").mkdir(parents=True)
-        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": f"{home}/config", "XDG_DATA_HOME": f"{home}/data"}
+        env = {
+            **os.environ,
+            "HOME": home,
+            "XDG_CONFIG_HOME": f"{home}/config",
+            "XDG_DATA_HOME": f"{home}/data",
+        }
         cwd = str(project)
         rows = [
             ("python -c pass", [sys.executable, "-c", "pass"]),

@@ -118,7 +118,8 @@ def build_agents(
                         name: "allow"
                         for name in ("grep", "glob", "list", "bash", "webfetch", "websearch", "read")
                     },
-                    "external_directory": allowlist,
+                    # "*": deny above would deny other paths outright; upstream asks (spec §11.11)
+                    "external_directory": {"*": "ask", **allowlist},
                 },
                 home,
             ),

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import UnknownToolError
 from .contract import LazyTool, Tool, ToolSource
+from .errors import UnknownToolError
 
 if TYPE_CHECKING:
     from .flags import Flags
@@ -170,7 +170,8 @@ class Registry:
 
         def add(tool: AnyTool, source: ToolSource, gate: str | None = None) -> None:
             stamped = tool.copy(source=source)
-            previous = entries.pop(stamped.id, None)
+            # replaced in place: like a JS object key, the id keeps the position it was first given
+            previous = entries.get(stamped.id)
             shadowed = [*previous.shadowed, previous.source] if previous else []
             entries[stamped.id] = ToolEntry(stamped, gate, shadowed)
 

@@ -44,7 +44,8 @@ def demo_echo(text: str) -> str:
 @tool
 async def demo_image() -> ToolResult:
     """Return a tiny attachment."""
-    return ToolResult(output="here is an image", attachments=[Attachment(mime="image/png", url="data:image/png;base64,AA==")])
+    picture = Attachment(mime="image/png", url="data:image/png;base64,AA==")
+    return ToolResult(output="here is an image", attachments=[picture])
 
 
 @hookimpl
@@ -151,7 +152,9 @@ def test_plugin_tools_listed_and_described_by_hook(installed: Path, project: Pat
 
 def test_plugin_tool_runs_through_both_execute_hooks(installed: Path, project: Path, tmp_path: Path) -> None:
     audit = tmp_path / "audit.jsonl"
-    result = opencode(installed, project, "tools", "run", "demo_echo", "text=hi", "--json", DEMO_AUDIT=str(audit))
+    result = opencode(
+        installed, project, "tools", "run", "demo_echo", "text=hi", "--json", DEMO_AUDIT=str(audit)
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["output"] == "echo: hi!" and data["metadata"]["audited"] is True

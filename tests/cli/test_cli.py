@@ -200,7 +200,9 @@ def test_config_set_get_path(run_cli, project, cli_env) -> None:
     assert run_cli("config", "set", "tool_output.max_lines", "10").exit_code == 0
     assert run_cli("config", "get", "tool_output.max_lines").stdout == "10\n"
     assert run_cli("config", "set", "model", "openai/gpt-5").exit_code == 0
-    assert (project / "opencode.toml").read_text() == 'model = "openai/gpt-5"\n\n[tool_output]\nmax_lines = 10\n'
+    assert (
+        project / "opencode.toml"
+    ).read_text() == 'model = "openai/gpt-5"\n\n[tool_output]\nmax_lines = 10\n'
     assert run_cli("config", "get", "model").stdout == "openai/gpt-5\n"
     listing = json.loads(run_cli("tools", "list", "--json").stdout)
     assert listing["model"] == "openai/gpt-5"
@@ -208,7 +210,7 @@ def test_config_set_get_path(run_cli, project, cli_env) -> None:
     assert Path(cli_env["XDG_CONFIG_HOME"], "opencode", "opencode.toml").is_file()
     paths = json.loads(run_cli("config", "path", "--json").stdout)
     assert paths["write"] == str(project / "opencode.toml")
-    assert [f["source"] for f in paths["files"]][0] == "global"
+    assert next(f["source"] for f in paths["files"]) == "global"
     missing = run_cli("config", "get", "nope.never")
     assert missing.exit_code == 2 and "not set" in missing.stderr
 

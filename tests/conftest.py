@@ -1,0 +1,102 @@
+"""Shared fixtures: an isolated environment (HOME and XDG dirs inside ``tmp_path``) and a project factory."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from opencode_cli.project import Project
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A fake home directory."""
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def env(tmp_path: Path, home: Path) -> dict[str, str]:
+    """An environment that keeps HOME and the XDG directories inside ``tmp_path``.
+
+    It has no ``OPENCODE_*`` variables, whatever the outer environment holds.
+    """
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    }
+
+
+@pytest.fixture
+def global_config_dir(env: dict[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/opencode`` (not created)."""
+    return Path(env["XDG_CONFIG_HOME"]) / "opencode"
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A project directory that is its own git worktree root (a ``.git`` directory marks it)."""
+    path = tmp_path / "project"
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+class Warnings(list[str]):
+    """Collects the one-line warnings a :class:`Project` reports."""
+
+    def text(self) -> str:
+        return "\n".join(self)
+
+
+@pytest.fixture
+def warnings() -> Warnings:
+    return Warnings()
+
+
+ProjectFactory = Callable[..., Project]
+
+
+@pytest.fixture
+def make_project(project_dir: Path, env: dict[str, str], warnings: Warnings) -> ProjectFactory:
+    """Build a :class:`Project` in ``project_dir`` with the isolated ``env``.
+
+    Keyword arguments: ``directory`` (default ``project_dir``), ``extra_env`` (merged into ``env``),
+    ``plugins`` and ``autoload_plugins`` (default ``False``). Warnings go to the ``warnings`` fixture.
+    """
+
+    def factory(
+        directory: Path | None = None,
+        *,
+        extra_env: dict[str, str] | None = None,
+        plugins: list[tuple[str, object]] | None = None,
+        autoload_plugins: bool = False,
+    ) -> Project:
+        return Project(
+            directory or project_dir,
+            env={**env, **(extra_env or {})},
+            plugins=plugins or [],
+            autoload_plugins=autoload_plugins,
+            warn=warnings.append,
+        )
+
+    return factory
+
+
+def write(path: Path, text: str) -> Path:
+    """Write dedented ``text`` to ``path`` (parents created) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def write_file() -> Callable[[Path, str], Path]:
+    """The :func:`write` helper as a fixture."""
+    return write
