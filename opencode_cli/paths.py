@@ -24,6 +24,12 @@ def config_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(base) / "opencode"
 
 
+def cache_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """``$XDG_CACHE_HOME/opencode``, by default ``~/.cache/opencode``."""
+    base = env.get("XDG_CACHE_HOME") or str(_home(env) / ".cache")
+    return Path(base) / "opencode"
+
+
 def home_dir(env: Mapping[str, str] = os.environ) -> Path:
     """The user's home directory, honouring ``$HOME``."""
     return _home(env)

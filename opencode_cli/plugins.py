@@ -125,6 +125,7 @@ class Plugins:
         builtin: Iterable[str] = BUILTIN_PLUGINS,
         extra: Iterable[tuple[str, object]] = (),
         warn: Warn | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         self.manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
@@ -132,6 +133,7 @@ class Plugins:
         self._by_plugin: dict[str, PluginRecord] = {}
         self._warn = warn or (lambda message: None)
         self._disabled = set(disabled)
+        self._cache_dir = cache_dir
         for module_name in builtin:
             self._register_builtin(module_name)
         for name, plugin in extra:
@@ -181,11 +183,10 @@ class Plugins:
         self.register(module, name=module_name, kind="builtin", location=module_name)
 
     def _load_entry_points(self) -> None:
-        from importlib.metadata import entry_points
+        from .entrypoints import discover
 
-        for entry in entry_points(group=ENTRY_POINT_GROUP):
-            dist = getattr(entry, "dist", None)
-            version = dist.version if dist is not None else None
+        for entry in discover(ENTRY_POINT_GROUP, self._cache_dir):
+            version = entry.version
             if self.manager.get_plugin(entry.name) is not None:
                 continue
             if entry.name in self._disabled:

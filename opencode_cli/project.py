@@ -98,7 +98,10 @@ class Project:
         autoload = self._autoload
         if autoload is None:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)
-        return Plugins(autoload=autoload, disabled=disabled, extra=self._extra_plugins, warn=self.warn)
+        cache = None if self.env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(self.env)
+        return Plugins(
+            autoload=autoload, disabled=disabled, extra=self._extra_plugins, warn=self.warn, cache_dir=cache
+        )
 
     @cached_property
     def registry(self) -> Registry:

@@ -9,8 +9,6 @@ sweep that runs at most once an hour and never blocks the caller.
 from __future__ import annotations
 
 import os
-import secrets
-import string
 import threading
 import time
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ HINT_PLAIN = (
 
 Direction = Literal["head", "tail"]
 
-_BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _id_lock = threading.Lock()
 _last_ms = 0
 _counter = 0
@@ -43,6 +41,8 @@ _counter = 0
 
 def ascending_id(prefix: str) -> str:
     """``<prefix>_`` + 12 hex chars of (ms * 4096 + counter) + 14 random base62 chars; sorts by time."""
+    import secrets
+
     global _last_ms, _counter
     with _id_lock:
         now = int(time.time() * 1000)

@@ -1,0 +1,68 @@
+"""Entry-point discovery and its cache, against real ``*.dist-info`` directories on ``sys.path``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from opencode_cli.entrypoints import EntryPoint, discover
+
+
+def make_distribution(site: Path, name: str, entry: str, version: str = "1.0") -> Path:
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[opencode]\n{entry}\n")
+    return info
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    return folder
+
+
+def test_discovers_and_loads(site: Path, tmp_path: Path) -> None:
+    (site / "demo_mod.py").write_text("class Holder:\n    value = 42\n")
+    make_distribution(site, "opencode-demo", "demo = demo_mod:Holder.value", "2.5")
+    found = [e for e in discover("opencode", tmp_path / "cache") if e.name == "demo"]
+    assert found == [EntryPoint("demo", "demo_mod:Holder.value", "opencode-demo", "2.5")]
+    assert found[0].load() == 42
+    sys.modules.pop("demo_mod", None)
+
+
+def test_cache_is_used_until_a_path_directory_changes(site: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    info = make_distribution(site, "opencode-one", "one = json")
+    assert "one" in [e.name for e in discover("opencode", cache)]
+    assert list(cache.glob("entry-points-opencode.json"))
+
+    # Change the distribution without touching the site directory's mtime: the cached answer stands.
+    stamp = site.stat()
+    (info / "entry_points.txt").write_text("[opencode]\n")
+    os.utime(site, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert "one" in [e.name for e in discover("opencode", cache)]
+
+    # Installing another distribution changes the site directory: the cache is rebuilt.
+    make_distribution(site, "opencode-two", "two = json")
+    os.utime(site, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 10**9))
+    names = [e.name for e in discover("opencode", cache)]
+    assert "two" in names and "one" not in names
+
+
+def test_no_cache_dir_means_a_fresh_scan(site: Path) -> None:
+    make_distribution(site, "opencode-three", "three = json")
+    assert "three" in [e.name for e in discover("opencode", None)]
+
+
+def test_corrupt_cache_is_rebuilt(site: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "entry-points-opencode.json").write_text("{not json")
+    make_distribution(site, "opencode-four", "four = json")
+    assert "four" in [e.name for e in discover("opencode", cache)]
