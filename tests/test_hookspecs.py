@@ -9,9 +9,7 @@ import pytest
 from opencode_cli import hookspecs
 
 HOOKS = [
-    name
-    for name, value in vars(hookspecs).items()
-    if callable(value) and hasattr(value, "opencode_spec")
+    name for name, value in vars(hookspecs).items() if callable(value) and hasattr(value, "opencode_spec")
 ]
 
 
