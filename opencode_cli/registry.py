@@ -25,6 +25,9 @@ AnyTool = Tool | LazyTool
 #: Never offered to a model: the target of call repair (core spec §4.1).
 INVALID = "invalid"
 
+#: Tools the per-model rules switch on or off (core spec §3.5).
+MODEL_DEPENDENT = frozenset({"apply_patch", "edit", "write", "websearch"})
+
 
 class RegisterTool(Protocol):
     """The ``register`` callback handed to the ``register_tools`` hook."""
@@ -243,6 +246,10 @@ class Registry:
     def all(self) -> list[ToolEntry]:
         """Tools enabled in this environment (``invalid`` included), in order."""
         return [entry for entry in self.entries.values() if entry.gate is None]
+
+    def depends_on_model(self, entry: ToolEntry) -> bool:
+        """Whether the per-model rules decide if ``entry`` is offered (edit/write/apply_patch, websearch)."""
+        return entry.id in MODEL_DEPENDENT
 
     def hidden_reason(self, entry: ToolEntry, model: ModelRef | None) -> str | None:
         """Why a model is not offered ``entry`` (``None``: it is offered)."""

@@ -74,7 +74,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
     source_width = max(len(r[1]) for r in rows)
     for tool_id, source, text in rows:
         print(f"{tool_id:<{id_width}}  {source:<{source_width}}  {text}".rstrip())
-    if model is None and not as_json:
+    if model is None and any(project.registry.depends_on_model(d.entry) for d in offered):
         err("note: no model named (--model or config 'model'): per-model rules not applied")
 
 
