@@ -28,6 +28,7 @@ _EXPORTS = {
     "ToolContext": "opencode_cli.context",
     "AbortSignal": "opencode_cli.context",
     "PermissionRequest": "opencode_cli.context",
+    "PermissionService": "opencode_cli.permission",
     "hookimpl": "opencode_cli.hookspecs",
     "Project": "opencode_cli.project",
     "ModelRef": "opencode_cli.registry",
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         UnknownToolError,
     )
     from .hookspecs import hookimpl
+    from .permission import PermissionService
     from .project import Project
     from .registry import ModelRef
 

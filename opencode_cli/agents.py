@@ -38,20 +38,20 @@ class Agent:
             "description": self.description,
             "hidden": self.hidden,
             "builtin": self.builtin,
-            "permission": [rule.as_dict() for rule in self.permission],
+            "permission": [{**rule.as_dict(), "source": rule.source} for rule in self.permission],
         }
 
 
-def _rules(table: Mapping[str, Any], home: str) -> Ruleset:
-    return from_config(table, home)
+def _rules(table: Mapping[str, Any], home: str, source: str = "defaults") -> Ruleset:
+    return from_config(table, home, source)
 
 
-def _legacy_tools(tools: Mapping[str, Any]) -> Ruleset:
+def _legacy_tools(tools: Mapping[str, Any], source: str) -> Ruleset:
     """The deprecated ``tools = {name = bool}`` switches as rules (write/edit/patch share ``edit``)."""
     rules = []
     for name, enabled in tools.items():
         key = "edit" if name in ("write", "edit", "patch", "apply_patch", "multiedit") else name
-        rules.append(Rule(key, "*", "allow" if enabled else "deny"))
+        rules.append(Rule(key, "*", "allow" if enabled else "deny", source))
     return rules
 
 
@@ -83,7 +83,7 @@ def build_agents(
             "build",
             "primary",
             "The default agent: writes and runs code with every tool its permissions allow.",
-            defaults + _rules({"question": "allow", "plan_enter": "allow"}, home),
+            defaults + _rules({"question": "allow", "plan_enter": "allow"}, home, "defaults.build"),
         ),
         "plan": Agent(
             "plan",
@@ -98,13 +98,14 @@ def build_agents(
                     "edit": {"*": "deny", ".opencode/plans/*.md": "allow", plans: "allow"},
                 },
                 home,
+                "defaults.plan",
             ),
         ),
         "general": Agent(
             "general",
             "subagent",
             "A general-purpose subagent for research and multi-step tasks run in parallel.",
-            defaults + _rules({"todowrite": "deny"}, home),
+            defaults + _rules({"todowrite": "deny"}, home, "defaults.general"),
         ),
         "explore": Agent(
             "explore",
@@ -122,12 +123,13 @@ def build_agents(
                     "external_directory": {"*": "ask", **allowlist},
                 },
                 home,
+                "defaults.explore",
             ),
         ),
     }
     user_rules: Ruleset = []
     if isinstance(config.get("tools"), Mapping):
-        user_rules += _legacy_tools(config["tools"])
+        user_rules += _legacy_tools(config["tools"], "config tools")
     if "permission" in config:
         user_rules += _config_rules(config["permission"], home, "permission")
     agents: dict[str, Agent] = {}
@@ -139,7 +141,7 @@ def build_agents(
         base = agents.get(name)
         rules = list(base.permission) if base else defaults + user_rules
         if isinstance(table.get("tools"), Mapping):
-            rules += _legacy_tools(table["tools"])
+            rules += _legacy_tools(table["tools"], f"agent.{name}.tools")
         if "permission" in table:
             rules += _config_rules(table["permission"], home, f"agent.{name}.permission")
         mode = table.get("mode", base.mode if base else "all")
@@ -153,7 +155,7 @@ def build_agents(
             hidden=bool(table.get("hidden", False)),
             builtin=base is not None,
         )
-    exemption = Rule("external_directory", truncate_glob, "allow")
+    exemption = Rule("external_directory", truncate_glob, "allow", "truncation exemption")
     for agent in agents.values():
         opted_out = any(
             r.permission == "external_directory" and r.action == "deny" and r.pattern == truncate_glob
@@ -166,6 +168,6 @@ def build_agents(
 
 def _config_rules(value: Any, home: str, where: str) -> Ruleset:
     try:
-        return from_config(value, home)
+        return from_config(value, home, where)
     except (ValueError, AttributeError) as error:
         raise ConfigError(f"{where}: {error}") from None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .permission import Request as PermissionRequest
 from .truncate import Truncator
 
 if TYPE_CHECKING:
@@ -56,19 +57,6 @@ class AbortSignal:
                 return
             self._waiters.append((loop, future))
         await future
-
-
-@dataclass
-class PermissionRequest:
-    """One ``ctx.ask()``: may this call use ``permission`` on ``patterns``?"""
-
-    permission: str
-    patterns: list[str]
-    always: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    session_id: str = ""
-    tool: str | None = None
-    call_id: str | None = None
 
 
 Asker = Callable[[PermissionRequest], Awaitable[None]]
@@ -125,13 +113,13 @@ class ToolContext:
         import asyncio
 
         request = PermissionRequest(
+            id="",
+            session_id=self.session_id,
             permission=permission,
             patterns=list(patterns),
             always=list(always or []),
             metadata=dict(metadata or {}),
-            session_id=self.session_id,
-            tool=self.tool,
-            call_id=self.call_id,
+            tool={"messageID": self.message_id, "callID": self.call_id},
         )
         coroutine = self.asker(request)
         loop = self.loop

@@ -67,6 +67,10 @@ class CorrectedError(PermissionFailure):
         )
 
 
+class NotFoundError(OpencodeError):
+    """A reply named a permission request that is not pending."""
+
+
 class ConfigError(OpencodeError):
     """A configuration file or environment variable cannot be used; the message names where."""
 

@@ -1,18 +1,26 @@
-"""Permission rules: wildcard matching, evaluation, merging, and which tools a ruleset hides.
+"""Permissions: rules, wildcard matching, evaluation, merging, hidden tools, and the ask/reply flow.
 
 A rule is ``{permission, pattern, action}`` with action ``allow``, ``ask`` or ``deny``. Rulesets are plain
-lists; merging is concatenation and the **last** matching rule wins (core spec §8).
+lists; merging is concatenation and the **last** matching rule wins (core spec §8). A tool's
+``ctx.ask()`` ends in :meth:`PermissionService.ask`: a ``deny`` raises, ``allow`` passes, and anything
+left to ``ask`` waits as a pending request until a host answers it with :meth:`PermissionService.reply`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import CorrectedError, DeniedError, NotFoundError, RejectedError
+
+if TYPE_CHECKING:
+    import asyncio
 
 Action = Literal["allow", "ask", "deny"]
+NO_MATCH = "no rule matched"
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
 
 
@@ -23,10 +31,12 @@ class Rule:
     permission: str
     pattern: str
     action: Action
+    source: str = field(default="", compare=False)
+    """Where the rule came from (``defaults``, ``config``, ``agent.plan``, ``--allow``…); not compared."""
 
     def as_dict(self) -> dict[str, str]:
-        """The rule as OpenCode prints it in error messages."""
-        return asdict(self)
+        """The rule as OpenCode prints it in error messages (without the source)."""
+        return {"permission": self.permission, "pattern": self.pattern, "action": self.action}
 
 
 Ruleset = list[Rule]
@@ -63,7 +73,7 @@ def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
         for rule in ruleset:
             if match(permission, rule.permission) and match(pattern, rule.pattern):
                 found = rule
-    return found or Rule(permission, "*", "ask")
+    return found or Rule(permission, "*", "ask", NO_MATCH)
 
 
 def merge(*rulesets: Iterable[Rule]) -> Ruleset:
@@ -80,7 +90,7 @@ def _expand(pattern: str, home: str) -> str:
     return pattern
 
 
-def from_config(config: Mapping[str, Any] | str, home: str) -> Ruleset:
+def from_config(config: Mapping[str, Any] | str, home: str, source: str = "config") -> Ruleset:
     """Rules from a ``[permission]`` table, in the table's key order.
 
     A string value is one rule for pattern ``*``; a table gives one rule per pattern, with ``~``,
@@ -92,12 +102,11 @@ def from_config(config: Mapping[str, Any] | str, home: str) -> Ruleset:
     rules: Ruleset = []
     for permission, value in config.items():
         if isinstance(value, str):
-            rules.append(Rule(permission, "*", _action(value, permission)))
+            rules.append(Rule(permission, "*", _action(value, permission), source))
         elif isinstance(value, Mapping):
             for pattern, action in value.items():
-                rules.append(
-                    Rule(permission, _expand(pattern, home), _action(action, f"{permission}.{pattern}"))
-                )
+                action_ = _action(action, f"{permission}.{pattern}")
+                rules.append(Rule(permission, _expand(pattern, home), action_, source))
         else:
             raise ValueError(f"permission.{permission} must be an action or a table of pattern = action")
     return rules
@@ -138,3 +147,150 @@ def disabled(tool_ids: Iterable[str], ruleset: Iterable[Rule]) -> set[str]:
         if last is not None and last.pattern == "*" and last.action == "deny":
             hidden.add(tool_id)
     return hidden
+
+
+# -- the ask/reply flow (core spec §8.5) ---------------------------------------------------------------
+
+Reply = Literal["once", "always", "reject"]
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class Request:
+    """A permission request waiting for, or given, an answer."""
+
+    id: str
+    session_id: str
+    permission: str
+    patterns: list[str]
+    always: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tool: dict[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape of OpenCode's ``permission.asked`` event."""
+        data: dict[str, Any] = {
+            "id": self.id,
+            "sessionID": self.session_id,
+            "permission": self.permission,
+            "patterns": self.patterns,
+            "metadata": self.metadata,
+            "always": self.always,
+        }
+        if self.tool is not None:
+            data["tool"] = self.tool
+        return data
+
+
+def _new_request_id() -> str:
+    import secrets
+
+    return "per_" + secrets.token_hex(13)
+
+
+class PermissionService:
+    """Pending permission requests of one project, their replies, and the "always" approvals.
+
+    ``approved`` is shared by every session of the project (as in OpenCode); ``on_always`` is told of each
+    new approval so a host can also keep it (opencode-cli stores it per session in sqlite).
+    Listeners receive ``("permission.asked", request_dict)`` and ``("permission.replied",
+    {"sessionID", "requestID", "reply"})``.
+    """
+
+    def __init__(self, on_always: Callable[[str, list[Rule]], None] | None = None) -> None:
+        self.approved: Ruleset = []
+        self._pending: dict[str, tuple[Request, asyncio.Future[None]]] = {}
+        self._listeners: list[Listener] = []
+        self._on_always = on_always
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event, data)`` on every event; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _publish(self, event: str, data: dict[str, Any]) -> None:
+        for listener in list(self._listeners):
+            listener(event, data)
+
+    def pending(self) -> list[Request]:
+        """Requests waiting for a reply, oldest first."""
+        return [request for request, _ in self._pending.values()]
+
+    async def ask(self, request: Request, ruleset: Iterable[Rule]) -> None:
+        """Return when allowed; raise :class:`DeniedError`, :class:`RejectedError` or :class:`CorrectedError`.
+
+        Each pattern is judged by ``ruleset`` plus the approvals so far: a ``deny`` fails at once, with the
+        rules whose permission matches; if every pattern is allowed the call proceeds; otherwise the request
+        waits until :meth:`reply`.
+        """
+        import asyncio
+
+        rules = list(ruleset)
+        needs_asking = False
+        for pattern in request.patterns:
+            rule = evaluate(request.permission, pattern, rules, self.approved)
+            if rule.action == "deny":
+                raise DeniedError([r.as_dict() for r in rules if match(request.permission, r.permission)])
+            if rule.action == "ask":
+                needs_asking = True
+        if not needs_asking:
+            return
+        request.id = request.id or _new_request_id()
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending[request.id] = (request, future)
+        try:
+            self._publish("permission.asked", request.as_dict())
+            await future
+        finally:
+            self._pending.pop(request.id, None)
+
+    def reply(self, request_id: str, reply: Reply, message: str | None = None) -> None:
+        """Answer a pending request (unknown id: :class:`NotFoundError`)."""
+        entry = self._pending.get(request_id)
+        if entry is None:
+            raise NotFoundError(f"no pending permission request {request_id}")
+        request, future = entry
+        self._answer(request, future, reply)
+        if reply == "reject":
+            _settle(future, CorrectedError(message) if message else RejectedError())
+            for other, waiting in list(self._pending.values()):
+                if other.session_id == request.session_id and other.id != request.id:
+                    self._answer(other, waiting, "reject")
+                    _settle(waiting, RejectedError())
+            return
+        _settle(future, None)
+        if reply == "always":
+            granted = [Rule(request.permission, pattern, "allow", "always") for pattern in request.always]
+            self.approved.extend(granted)
+            if self._on_always is not None and granted:
+                self._on_always(request.session_id, granted)
+            for other, waiting in list(self._pending.values()):
+                if other.session_id != request.session_id or other.id == request.id or waiting.done():
+                    continue
+                if all(
+                    evaluate(other.permission, p, self.approved).action == "allow" for p in other.patterns
+                ):
+                    self._answer(other, waiting, "always")
+                    _settle(waiting, None)
+
+    def _answer(self, request: Request, future: asyncio.Future[None], reply: Reply) -> None:
+        if not future.done():
+            self._publish(
+                "permission.replied",
+                {"sessionID": request.session_id, "requestID": request.id, "reply": reply},
+            )
+
+    def dispose(self) -> None:
+        """Reject every pending request (the project is closing or reloading)."""
+        for request, future in list(self._pending.values()):
+            self._answer(request, future, "reject")
+            _settle(future, RejectedError())
+
+
+def _settle(future: asyncio.Future[None], outcome: BaseException | None) -> None:
+    if future.done():
+        return
+    if outcome is None:
+        future.set_result(None)
+    else:
+        future.set_exception(outcome)

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from .agents import Agent
     from .contract import ToolResult
     from .flags import Flags
+    from .permission import PermissionService, Rule
     from .plugins import Plugins
     from .registry import ModelRef, Registry, ToolDefinition
     from .session import Prompt, Session
+    from .store import Store
     from .truncate import Truncator
 
 
@@ -52,6 +54,7 @@ class Project:
         self._autoload = autoload_plugins
         self._warn = warn or _stderr_warning
         self._warned: set[str] = set()
+        self._remembering: set[str] = set()
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
@@ -120,6 +123,28 @@ class Project:
             self.config.positive_int("tool_output.max_lines") or MAX_LINES,
             self.config.positive_int("tool_output.max_bytes") or MAX_BYTES,
         )
+
+    @cached_property
+    def store(self) -> Store:
+        """The sqlite store under the data directory (``<data>/opencode.db``)."""
+        from .store import Store
+
+        return Store(paths.data_dir(self.env) / "opencode.db")
+
+    @cached_property
+    def permissions(self) -> PermissionService:
+        """Pending permission requests and "always" approvals of this project."""
+        from .permission import PermissionService
+
+        return PermissionService(on_always=self._keep_approvals)
+
+    def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
+        if session_id in self._remembering:
+            self.store.add_approvals(session_id, [(rule.permission, rule.pattern) for rule in rules])
+
+    def remember_session(self, session_id: str) -> None:
+        """Keep "always" approvals given in ``session_id`` in the store (see :class:`Session`)."""
+        self._remembering.add(session_id)
 
     @cached_property
     def agents(self) -> dict[str, Agent]:

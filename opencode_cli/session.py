@@ -2,27 +2,26 @@
 
 For each call: ``tool_execute_before`` (in-place argument changes; raising blocks the call) → the tool's
 wrap (validate → execute → truncate) → part ids on attachments → ``tool_execute_after``. Permission asks
-from the tool are judged by the agent's rules, the session's rules and the approvals given so far; what
-still needs a human goes to the host's ``prompt`` callback.
+from the tool go to the project's :class:`~opencode_cli.permission.PermissionService`, judged by the
+agent's rules, the session's rules and the approvals so far; what still needs a human is put to the
+session's ``prompt`` and the answer is sent back as the reply.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
-from .errors import CorrectedError, DeniedError, RejectedError
-from .permission import Rule, Ruleset, evaluate, match, merge
+from .permission import Reply, Rule, Ruleset, merge
 from .truncate import ascending_id
 
 if TYPE_CHECKING:
     from .agents import Agent
     from .contract import ToolResult
     from .project import Project
-
-Reply = Literal["once", "always", "reject"]
 
 
 @dataclass
@@ -43,7 +42,12 @@ async def refuse_without_terminal(request: PermissionRequest) -> Decision:
 
 @dataclass
 class Session:
-    """A conversation's worth of tool calls for one agent."""
+    """A conversation's worth of tool calls for one agent.
+
+    ``rules`` are the session's own permission rules (OpenCode's session ruleset, and the CLI's
+    ``--allow``/``--deny``); approvals given with "always" under a named session id are kept in the
+    project's store and come back when a session with that id is opened again.
+    """
 
     project: Project
     agent: Agent
@@ -51,29 +55,51 @@ class Session:
     rules: Ruleset = field(default_factory=list)
     prompt: Prompt = refuse_without_terminal
     on_metadata: MetadataSink | None = None
-    approved: Ruleset = field(default_factory=list)
     messages: list[Any] = field(default_factory=list)
+    remember: bool = False
+    """Load and keep this session's "always" approvals in the store (hosts set it for named sessions)."""
+
+    def __post_init__(self) -> None:
+        service = self.project.permissions
+        self._unsubscribe = service.subscribe(self._on_event)
+        self._prompts: set[Any] = set()
+        if self.remember:
+            self.project.remember_session(self.id)
+            stored = self.project.store.approvals(self.id)
+            self.rules = [
+                *self.rules,
+                *(Rule(p, pattern, "allow", "always (stored)") for p, pattern in stored),
+            ]
+
+    def close(self) -> None:
+        """Stop answering this session's permission requests."""
+        self._unsubscribe()
+
+    def _on_event(self, event: str, data: dict[str, Any]) -> None:
+        if event != "permission.asked" or data.get("sessionID") != self.id:
+            return
+        import asyncio
+
+        pending = next((r for r in self.project.permissions.pending() if r.id == data["id"]), None)
+        if pending is not None:
+            task = asyncio.ensure_future(self._answer(pending))
+            self._prompts.add(task)
+            task.add_done_callback(self._prompts.discard)
+
+    async def _answer(self, request: PermissionRequest) -> None:
+        from .errors import NotFoundError
+
+        try:
+            decision = await self.prompt(request)
+        except Exception:
+            decision = Decision("reject")
+        with contextlib.suppress(NotFoundError):  # answered meanwhile ("always", or a sibling's reject)
+            self.project.permissions.reply(request.id, decision.reply, decision.feedback)
 
     async def ask(self, request: PermissionRequest) -> None:
         """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts."""
-        ruleset = merge(self.agent.permission, self.rules)
-        needs_asking = False
-        for pattern in request.patterns:
-            rule = evaluate(request.permission, pattern, ruleset, self.approved)
-            if rule.action == "deny":
-                relevant = [r.as_dict() for r in ruleset if match(request.permission, r.permission)]
-                raise DeniedError(relevant)
-            if rule.action == "ask":
-                needs_asking = True
-        if not needs_asking:
-            return
-        decision = await self.prompt(request)
-        if decision.reply == "reject":
-            if decision.feedback:
-                raise CorrectedError(decision.feedback)
-            raise RejectedError()
-        if decision.reply == "always":
-            self.approved.extend(Rule(request.permission, p, "allow") for p in request.always)
+        request.session_id = self.id
+        await self.project.permissions.ask(request, merge(self.agent.permission, self.rules))
 
     def context(self, tool_id: str, call_id: str | None, abort: AbortSignal | None = None) -> ToolContext:
         """The :class:`ToolContext` for one call."""

@@ -20,9 +20,13 @@ app = typer.Typer(
 tools_app = typer.Typer(help="List, inspect and run tools.", no_args_is_help=True)
 plugins_app = typer.Typer(help="Installed plugins and tool files.", no_args_is_help=True)
 config_app = typer.Typer(help="Read and write opencode.toml.", no_args_is_help=True)
+permissions_app = typer.Typer(help="See how permission rules decide.", no_args_is_help=True)
+agents_app = typer.Typer(help="Built-in and configured agents.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(config_app, name="config")
+app.add_typer(permissions_app, name="permissions")
+app.add_typer(agents_app, name="agents")
 
 
 def _version(value: bool) -> None:
@@ -99,11 +103,29 @@ def tools_run(
         bool, typer.Option("--full", help="Print the full output, not the truncated view.")
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every permission ask.")] = False,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option("--allow", metavar="PERMISSION[=PATTERN]", help="Allow without asking (repeatable)."),
+    ] = None,
+    deny: Annotated[
+        list[str] | None,
+        typer.Option("--deny", metavar="PERMISSION[=PATTERN]", help="Deny outright (repeatable; wins)."),
+    ] = None,
 ) -> None:
     """Run a tool as a model would call it and print what the model would get."""
     from .tools_cmd import run_tool
 
-    run_tool(tool_id, args or [], json_=json_, session_id=session, agent=agent, full=full, yes=yes)
+    run_tool(
+        tool_id,
+        args or [],
+        json_=json_,
+        session_id=session,
+        agent=agent,
+        full=full,
+        yes=yes,
+        allow=allow or [],
+        deny=deny or [],
+    )
 
 
 @plugins_app.command("list")
@@ -142,3 +164,26 @@ def config_path(json_: JsonOption = False) -> None:
     from .config_cmd import path
 
     path(json_)
+
+
+@permissions_app.command("check")
+def permissions_check(
+    permission: Annotated[
+        str, typer.Argument(help="The permission, e.g. read, edit, bash, external_directory.")
+    ],
+    pattern: Annotated[str, typer.Argument(help="The pattern a tool would ask with, e.g. src/app.py.")],
+    agent: AgentOption = None,
+    json_: JsonOption = False,
+) -> None:
+    """Print what the rules decide for PERMISSION on PATTERN, and the rule that decided it."""
+    from .permissions_cmd import check
+
+    check(permission, pattern, agent, json_)
+
+
+@agents_app.command("list")
+def agents_list(json_: JsonOption = False) -> None:
+    """List agents: name, mode, description."""
+    from .permissions_cmd import list_agents
+
+    list_agents(json_)

@@ -127,10 +127,11 @@ def _terminal_prompt(yes: bool) -> Any:
     async def ask(request: Any) -> Decision:
         patterns = ", ".join(request.patterns)
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            flags = " ".join(f"--allow '{request.permission}={p}'" for p in request.patterns)
             err(
                 f"permission needed: {request.permission} on {patterns}; there is no terminal to ask, "
-                "so it was refused. Rerun with --yes to approve, or add an allow rule under [permission] "
-                "in opencode.toml."
+                f"so it was refused. To approve, rerun with {flags} (or --yes for every ask), or add an "
+                f"allow rule under [permission] in opencode.toml."
             )
             return Decision("reject")
         while True:
@@ -148,6 +149,19 @@ def _terminal_prompt(yes: bool) -> Any:
                 return Decision("reject", feedback or None)
 
     return approve if yes else ask
+
+
+def _flag_rules(values: list[str], action: str) -> list[Any]:
+    """``--allow read=src/*`` / ``--deny bash`` as session rules (no pattern means every pattern)."""
+    from ..permission import Rule
+
+    rules = []
+    for value in values:
+        permission, _, pattern = value.partition("=")
+        if not permission:
+            fail(f"error: --{action} takes PERMISSION or PERMISSION=PATTERN, not {value!r}")
+        rules.append(Rule(permission, pattern or "*", action, f"--{action}"))  # type: ignore[arg-type]
+    return rules
 
 
 def _progress_printer() -> Any:
@@ -171,6 +185,8 @@ def run_tool(
     agent: str | None,
     full: bool,
     yes: bool,
+    allow: list[str] = (),  # type: ignore[assignment]
+    deny: list[str] = (),  # type: ignore[assignment]
 ) -> None:
     """Parse the arguments, run the tool in a session and print what the model would get."""
     import asyncio
@@ -185,9 +201,14 @@ def run_tool(
             arguments = parse_arguments(tokens, tool.schema(), notice=err)
         except ArgsError as error:
             fail(f"error: {error}", EXIT_USAGE)
-        options: dict[str, Any] = {"prompt": _terminal_prompt(yes), "on_metadata": _progress_printer()}
+        options: dict[str, Any] = {
+            "prompt": _terminal_prompt(yes),
+            "on_metadata": _progress_printer(),
+            "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
+        }
         if session_id:
             options["id"] = session_id
+            options["remember"] = True
         session = project.session(agent, **options)
 
     from ..context import AbortSignal

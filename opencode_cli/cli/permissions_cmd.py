@@ -1,0 +1,46 @@
+"""``opencode permissions check`` and ``opencode agents list``: read-only views; they never ask."""
+
+from __future__ import annotations
+
+from ..permission import NO_MATCH, evaluate
+from .common import friendly_errors, make_project, print_json
+
+
+def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) -> None:
+    """Print the decision for ``permission`` on ``pattern`` and the rule (with its source) behind it."""
+    with friendly_errors():
+        project = make_project()
+        agent = project.agent(agent_name)
+        rule = evaluate(permission, pattern, agent.permission)
+    matched = rule.source != NO_MATCH
+    if as_json:
+        print_json(
+            {
+                "permission": permission,
+                "pattern": pattern,
+                "agent": agent.name,
+                "action": rule.action,
+                "rule": {**rule.as_dict(), "source": rule.source} if matched else None,
+            }
+        )
+        return
+    print(rule.action)
+    if matched:
+        print(
+            f"rule: {rule.permission} {rule.pattern} -> {rule.action}  (from {rule.source}, agent {agent.name})"
+        )
+    else:
+        print(f"rule: none matched; {rule.action} is the default (agent {agent.name})")
+
+
+def list_agents(as_json: bool) -> None:
+    """Print every agent with its mode and description."""
+    with friendly_errors():
+        agents = list(make_project().agents.values())
+    if as_json:
+        print_json({"agents": [agent.as_dict() for agent in agents]})
+        return
+    width = max(len(agent.name) for agent in agents)
+    for agent in agents:
+        hidden = " (hidden)" if agent.hidden else ""
+        print(f"{agent.name:<{width}}  {agent.mode:<8}  {agent.description}{hidden}")
