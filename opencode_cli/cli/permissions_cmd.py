@@ -26,9 +26,8 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
         return
     print(rule.action)
     if matched:
-        print(
-            f"rule: {rule.permission} {rule.pattern} -> {rule.action}  (from {rule.source}, agent {agent.name})"
-        )
+        origin = f"from {rule.source}, agent {agent.name}"
+        print(f"rule: {rule.permission} {rule.pattern} -> {rule.action}  ({origin})")
     else:
         print(f"rule: none matched; {rule.action} is the default (agent {agent.name})")
 
