@@ -142,6 +142,11 @@ class Project:
         if session_id in self._remembering:
             self.store.add_approvals(session_id, [(rule.permission, rule.pattern) for rule in rules])
 
+    def close(self) -> None:
+        """Reject every pending permission request (the project is going away or reloading)."""
+        if "permissions" in self.__dict__:
+            self.permissions.dispose()
+
     def remember_session(self, session_id: str) -> None:
         """Keep "always" approvals given in ``session_id`` in the store (see :class:`Session`)."""
         self._remembering.add(session_id)
