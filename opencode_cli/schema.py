@@ -7,6 +7,7 @@ session layer, never here.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
@@ -190,3 +191,217 @@ def _has_local_ref(node: Any, top: bool = True) -> bool:
             if not (top and key in ("$defs", "definitions"))
         )
     return False
+
+
+# -- provider profiles (core spec §7.2) ------------------------------------------------------------------
+
+JSON_TYPES = frozenset({"string", "number", "boolean", "integer", "object", "array", "null"})
+COMBINERS = ("anyOf", "oneOf", "allOf")
+_NUMERIC_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+_ITEM_SHAPE_KEYS = frozenset(
+    {
+        "type", "properties", "items", "prefixItems", "enum", "const", "$ref", "additionalProperties",
+        "patternProperties", "required", "not", "if", "then", "else",
+    }
+)  # fmt: skip
+
+
+def profile_for(provider: str | None, model_id: str) -> str:
+    """The schema profile a provider's requests get: ``openai``, ``kimi``, ``gemini`` or ``default``."""
+    provider = (provider or "").lower()
+    lowered = model_id.lower()
+    if provider in ("openai", "azure"):
+        return "openai"
+    if provider == "moonshotai" or "kimi" in lowered:
+        return "kimi"
+    if provider == "google" or "gemini" in lowered:
+        return "gemini"
+    return "default"
+
+
+def adapt(schema: Any, profile: str) -> Any:
+    """The schema as ``profile`` sends it (``default`` returns it unchanged; ``openai-strict`` is opt-in)."""
+    if profile == "openai":
+        return _openai(schema)
+    if profile == "openai-strict":
+        return strict(_openai(schema))
+    if profile == "kimi":
+        return _kimi(schema)
+    if profile == "gemini":
+        return _gemini(schema)
+    return schema
+
+
+def _openai(node: Any) -> Any:
+    if isinstance(node, bool):
+        return {"type": "string"}
+    if isinstance(node, list):
+        return [_openai(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    if "$ref" in node:
+        out["$ref"] = node["$ref"]
+    if isinstance(node.get("description"), str):
+        out["description"] = node["description"]
+    if "const" in node:
+        out["enum"] = [node["const"]]
+    elif isinstance(node.get("enum"), list):
+        out["enum"] = node["enum"]
+    if isinstance(node.get("properties"), dict):
+        out["properties"] = {name: _openai(value) for name, value in node["properties"].items()}
+    if isinstance(node.get("required"), list):
+        out["required"] = [name for name in node["required"] if isinstance(name, str)]
+    if "items" in node:
+        out["items"] = _openai(node["items"])
+    if "additionalProperties" in node:
+        extra = node["additionalProperties"]
+        out["additionalProperties"] = extra if isinstance(extra, bool) else _openai(extra)
+    for key in (*COMBINERS, "$defs", "definitions"):
+        if key in node:
+            value = node[key]
+            out[key] = (
+                {k: _openai(v) for k, v in value.items()} if isinstance(value, dict) else _openai(value)
+            )
+    kind = node.get("type")
+    kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else []
+    valid = [k for k in kinds if k in JSON_TYPES]
+    if valid:
+        out["type"] = valid[0] if isinstance(kind, str) else valid
+    elif "$ref" in node or any(key in node for key in COMBINERS):
+        return out
+    elif any(key in node for key in ("properties", "required", "additionalProperties")):
+        out["type"] = "object"
+    elif "items" in node or "prefixItems" in node:
+        out["type"] = "array"
+    elif "enum" in node or "const" in node or "format" in node:
+        out["type"] = "string"
+    elif any(key in node for key in _NUMERIC_BOUNDS):
+        out["type"] = "number"
+    else:
+        return {}
+    types = out["type"] if isinstance(out["type"], list) else [out["type"]]
+    if "object" in types and "properties" not in out:
+        out["properties"] = {}
+    if "array" in types and "items" not in out:
+        out["items"] = {"type": "string"}
+    return out
+
+
+def _kimi(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_kimi(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if isinstance(node.get("$ref"), str):
+        return {"$ref": node["$ref"]}
+    out = {}
+    for key, value in node.items():
+        if key == "items" and isinstance(value, list):
+            out[key] = _kimi(value[0]) if value else {}
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: _kimi(prop) for name, prop in value.items()}
+        else:
+            out[key] = _kimi(value)
+    return out
+
+
+def _gemini(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_gemini(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "enum" and isinstance(value, list):
+            out["enum"] = [v if isinstance(v, str) else json.dumps(v) for v in value]
+            if out.get("type") in ("integer", "number"):
+                out["type"] = "string"
+        elif key == "type" and isinstance(value, list):
+            members = [t for t in value if t != "null"]
+            if members:
+                out["anyOf"] = [{"type": t} for t in members]
+                if "null" in value:
+                    out["nullable"] = True
+            elif "null" in value:
+                out["type"] = "null"
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {name: _gemini(prop) for name, prop in value.items()}
+        elif isinstance(value, dict | list):
+            out[key] = _gemini(value)
+        else:
+            out[key] = value
+    combined = any(key in out for key in COMBINERS)
+    if (
+        out.get("type") == "object"
+        and isinstance(out.get("properties"), dict)
+        and isinstance(out.get("required"), list)
+    ):
+        out["required"] = [name for name in out["required"] if name in out["properties"]]
+    if out.get("type") == "array" and not combined:
+        items = out.get("items")
+        if items is None:
+            out["items"] = {}
+        elif (
+            isinstance(items, dict)
+            and not (set(items) & _ITEM_SHAPE_KEYS)
+            and not any(key in items for key in COMBINERS)
+        ):
+            out["items"] = {**items, "type": "string"}
+    if isinstance(out.get("type"), str) and out["type"] != "object" and not combined:
+        out.pop("properties", None)
+        out.pop("required", None)
+    return out
+
+
+def strict(node: Any) -> Any:
+    """OpenAI strict mode: every object closed and fully required; optional fields become nullable.
+
+    An optional property ``x`` (not in ``required``) is sent as ``anyOf: [x, {"type": "null"}]``; the
+    session maps a ``null`` received for it back to "absent" (so the default applies) before validation.
+    """
+    if isinstance(node, list):
+        return [strict(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: strict(value) if key != "properties" else value for key, value in node.items()}
+    properties = node.get("properties")
+    if isinstance(properties, dict) or out.get("type") == "object":
+        properties = properties or {}
+        required = set(node.get("required") or [])
+        converted = {}
+        for name, prop in properties.items():
+            prop = strict(prop)
+            if name not in required:
+                prop = _nullable(prop)
+            converted[name] = prop
+        out["properties"] = converted
+        out["required"] = list(properties)
+        out["additionalProperties"] = False
+    return out
+
+
+def _nullable(prop: Any) -> Any:
+    if not isinstance(prop, dict):
+        return prop
+    if prop.get("type") == "null" or any(
+        isinstance(b, dict) and b.get("type") == "null" for b in prop.get("anyOf", [])
+    ):
+        return prop
+    description = prop.get("description")
+    inner = {k: v for k, v in prop.items() if k != "description"}
+    out: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if description is not None:
+        out["description"] = description
+    return out
+
+
+def strict_nulls_to_absent(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """Undo :func:`strict` on received arguments: drop ``null`` for properties that were optional."""
+    required = set(schema.get("required") or [])
+    properties = schema.get("properties") or {}
+    return {
+        key: value
+        for key, value in args.items()
+        if not (value is None and key in properties and key not in required)
+    }
