@@ -141,6 +141,18 @@ def _split_lf(text: str) -> list[str]:
     return lines
 
 
+def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines ``a`` and ``b`` share at their start, and then at their end (not overlapping)."""
+    shortest = min(len(a), len(b))
+    head = 0
+    while head < shortest and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def _line_body(line: str) -> str:
     return line[:-1] if line.endswith("\n") else line
 
@@ -150,8 +162,14 @@ def unified_diff(path: str, old: str, new: str, context: int = CONTEXT_LINES) ->
     old_lines = _split_lf(old)
     new_lines = _split_lf(new)
     out = [f"Index: {path}", "=" * 67, f"--- {path}", f"+++ {path}"]
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for group in matcher.get_grouped_opcodes(context):
+    # Lines shared at both ends cannot be part of a hunk beyond its context: match only the rest.
+    head, tail = _common_ends(old_lines, new_lines)
+    skip, drop = max(0, head - context), max(0, tail - context)
+    matcher = difflib.SequenceMatcher(
+        None, old_lines[skip : len(old_lines) - drop], new_lines[skip : len(new_lines) - drop], autojunk=False
+    )
+    for shifted in matcher.get_grouped_opcodes(context):
+        group = [(tag, i1 + skip, i2 + skip, j1 + skip, j2 + skip) for tag, i1, i2, j1, j2 in shifted]
         old_start, old_end = group[0][1], group[-1][2]
         new_start, new_end = group[0][3], group[-1][4]
         old_count, new_count = old_end - old_start, new_end - new_start
@@ -187,9 +205,7 @@ def trim_diff(diff: str) -> str:
     """Remove the indentation every changed or context line of ``diff`` shares (OpenCode's ``trimDiff``)."""
     lines = diff.split("\n")
     widths = [
-        len(body) - len(body.lstrip())
-        for line in lines
-        if _is_content(line) and (body := line[1:]).strip()
+        len(body) - len(body.lstrip()) for line in lines if _is_content(line) and (body := line[1:]).strip()
     ]
     smallest = min(widths, default=0)
     if smallest == 0:
@@ -199,7 +215,11 @@ def trim_diff(diff: str) -> str:
 
 def count_changes(old: str, new: str) -> tuple[int, int]:
     """``(added lines, removed lines)`` of a line diff of ``old`` → ``new``."""
-    matcher = difflib.SequenceMatcher(None, _split_lf(old), _split_lf(new), autojunk=False)
+    old_lines, new_lines = _split_lf(old), _split_lf(new)
+    head, tail = _common_ends(old_lines, new_lines)
+    matcher = difflib.SequenceMatcher(
+        None, old_lines[head : len(old_lines) - tail], new_lines[head : len(new_lines) - tail], autojunk=False
+    )
     added = removed = 0
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "delete"):

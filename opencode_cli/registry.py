@@ -239,7 +239,7 @@ class Registry:
         entry = self.entries.get(tool_id)
         if entry is None:
             raise UnknownToolError(
-                tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.5)
+                tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.6)
             )
         return entry
 

@@ -8,8 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from opencode_cli.project import Project
+
+# Two shared cores run the suite: timing-based deadlines would make property tests flaky, never better.
+settings.register_profile("opencode", deadline=None)
+settings.load_profile("opencode")
 
 
 @pytest.fixture

@@ -27,3 +27,8 @@ def register_tools(register: RegisterTool, flags: Flags) -> None:
     """Register the built-in tools in OpenCode's order."""
     register(_builtin("invalid"))
     register(_builtin("read"))
+    register(_builtin("glob"))
+    register(_builtin("grep"))
+    register(_builtin("edit"))
+    register(_builtin("write"))
+    register(_builtin("apply_patch"))

@@ -1,0 +1,541 @@
+"""``apply_patch``: add, delete, update and move files with one patch (builtin-tools spec §8).
+
+The call runs in three phases:
+
+1. **Verify** every hunk, in patch order: resolve its path, run the ``external_directory`` guard (and the
+   guard of a ``Move to`` path), read the file and compute its new text. Any failure ends the call here
+   with ``apply_patch verification failed: …`` and nothing has been written.
+2. **Ask** once for the ``edit`` permission: the worktree-relative paths as patterns, always ``*``, the
+   diffs and a ``files`` list as metadata.
+3. **Apply** with the edit lock of every touched path held (taken in one stable order, so two calls cannot
+   deadlock). Under the locks each source file is read again; one that changed since phase 1 (another
+   edit got in while the permission was asked) has its new text computed again from what is there now.
+   The changes are then made in patch order with atomic writes, renames by write-then-delete, and
+   deletes.
+
+Beyond OpenCode: phase 3 is transactional. Before anything is written, the bytes, mode and symlink of
+every touched path are kept in memory; if a write or delete fails part way (a read-only file, a full
+disk), every path already touched is put back as it was, directories the call created are removed
+again, and the call fails with a message that says so. A ``Move to`` naming the file itself is an update
+(OpenCode would delete the file after writing it).
+
+Not here yet: formatters, file-watcher events and LSP diagnostics (``metadata.diagnostics`` is ``{}``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import boundary, files
+from ..context import ToolContext
+from ..contract import ToolResult
+from ..errors import ToolError
+from ..patch import (
+    AddFile,
+    DeleteFile,
+    Hunk,
+    PatchError,
+    UpdateFile,
+    derive_new_contents,
+    js_trim,
+    parse_patch,
+)
+
+VERIFICATION_FAILED = "apply_patch verification failed"
+SUCCESS = "Success. Updated the following files:"
+EMPTY_PATCH = "*** Begin Patch\n*** End Patch"
+
+T = TypeVar("T")
+ChangeType = Literal["add", "update", "delete", "move"]
+
+
+class ApplyPatchParameters(BaseModel):
+    """Arguments of the apply_patch tool."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    patchText: str = Field(description="The full patch text that describes all changes to be made")
+
+
+# -- errors as Node words them --------------------------------------------------------------------------
+
+# libuv's wording of the errors a file tool meets (OpenCode shows Node's messages verbatim).
+_UV_WORDS = {
+    errno.ENOENT: "no such file or directory",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EISDIR: "illegal operation on a directory",
+    errno.ENOTDIR: "not a directory",
+    errno.ELOOP: "too many symbolic links encountered",
+    errno.ENAMETOOLONG: "name too long",
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on device",
+    errno.EBUSY: "resource busy or locked",
+    errno.EEXIST: "file already exists",
+}
+
+
+def _node_message(error: OSError, syscall: str, path: str | None) -> str:
+    """``CODE: description, syscall 'path'`` like a Node.js file-system error."""
+    number = error.errno or errno.EIO
+    code = errno.errorcode.get(number, "EIO")
+    words = _UV_WORDS.get(number) or (error.strerror or os.strerror(number)).lower()
+    where = f" '{path}'" if path is not None else ""
+    return f"{code}: {words}, {syscall}{where}"
+
+
+def _verification(detail: str) -> ToolError:
+    return ToolError(f"{VERIFICATION_FAILED}: {detail}")
+
+
+# -- phase 1: what every hunk does ----------------------------------------------------------------------
+
+
+@dataclass
+class Change:
+    """One hunk, verified: the file it touches, its old and new text, and its diff."""
+
+    type: ChangeType
+    path: str
+    old: str
+    new: str
+    bom: bool
+    move_path: str | None = None
+    source: bytes | None = None
+    """The bytes ``old`` was read from (update and delete), to notice a change before applying."""
+    diff: str = ""
+    additions: int = 0
+    deletions: int = 0
+    hunk: Hunk | None = field(default=None, repr=False)
+
+    @property
+    def target(self) -> str:
+        """Where the new text goes: the destination of a move, else the file itself."""
+        return self.move_path or self.path
+
+    def entry(self, base: str) -> dict[str, Any]:
+        """The ``files[i]`` metadata of this change."""
+        entry: dict[str, Any] = {
+            "filePath": self.path,
+            "relativePath": _relative(base, self.target),
+            "type": self.type,
+            "patch": self.diff,
+            "additions": self.additions,
+            "deletions": self.deletions,
+        }
+        if self.move_path is not None:
+            entry["movePath"] = self.move_path
+        return entry
+
+
+def _relative(base: str, path: str) -> str:
+    """``path`` relative to ``base`` with ``/`` separators (``""`` for ``base`` itself), as Node's."""
+    if os.path.normpath(base) == os.path.normpath(path):
+        return ""
+    return os.path.relpath(path, base).replace(os.sep, "/")
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    return files.split_bom(data.decode("utf-8", "surrogateescape"))
+
+
+def _plan_add(hunk: AddFile, path: str) -> Change:
+    contents = hunk.contents
+    if contents and not contents.endswith("\n"):
+        contents += "\n"
+    new, bom = files.split_bom(contents)
+    added, removed = files.count_changes("", new)
+    return Change(
+        "add",
+        path,
+        "",
+        new,
+        bom,
+        diff=files.diff_for(path, "", new),
+        additions=added,
+        deletions=removed,
+        hunk=hunk,
+    )
+
+
+def _plan_update(hunk: UpdateFile, path: str, move_path: str | None, data: bytes | None = None) -> Change:
+    if data is None:
+        if not os.path.exists(path) or os.path.isdir(path):
+            raise _verification(f"Failed to read file to update: {path}")
+        try:
+            data = _read_bytes(path)
+        except OSError as error:
+            raise _verification(_node_message(error, "open", path)) from None
+    old, bom = _decode(data)
+    try:
+        new = derive_new_contents(old, hunk.chunks, path)
+    except PatchError as error:
+        raise _verification(f"Error: {error}") from None
+    new, new_bom = files.split_bom(new)
+    added, removed = files.count_changes(old, new)
+    return Change(
+        "move" if move_path is not None else "update",
+        path,
+        old,
+        new,
+        bom or new_bom,
+        move_path=move_path,
+        source=data,
+        diff=files.diff_for(path, old, new),
+        additions=added,
+        deletions=removed,
+        hunk=hunk,
+    )
+
+
+def _plan_delete(hunk: DeleteFile, path: str, data: bytes | None = None) -> Change:
+    if data is None:
+        if os.path.isdir(path):
+            raise _verification(_node_message(OSError(errno.EISDIR, ""), "read", None))
+        try:
+            data = _read_bytes(path)
+        except OSError as error:
+            raise _verification(_node_message(error, "open", path)) from None
+    old, bom = _decode(data)
+    return Change(
+        "delete",
+        path,
+        old,
+        "",
+        bom,
+        source=data,
+        diff=files.diff_for(path, old, ""),
+        additions=0,
+        deletions=len(old.split("\n")),
+        hunk=hunk,
+    )
+
+
+def _empty_patch_error(text: str) -> ToolError:
+    normal = js_trim(text.replace("\r\n", "\n").replace("\r", "\n"))
+    if normal == EMPTY_PATCH:
+        return ToolError("patch rejected: empty patch")
+    return _verification("no hunks found")
+
+
+async def _verify(hunks: list[Hunk], ctx: ToolContext) -> list[Change]:
+    """Phase 1: guard, read and compute every hunk in order; nothing is written."""
+    changes = []
+    for hunk in hunks:
+        path = str(ctx.resolve(hunk.path))
+        await boundary.assert_external_directory(ctx, path)
+        if isinstance(hunk, AddFile):
+            change = await asyncio.to_thread(_plan_add, hunk, path)
+        elif isinstance(hunk, DeleteFile):
+            change = await asyncio.to_thread(_plan_delete, hunk, path)
+        else:
+            move_path = str(ctx.resolve(hunk.move_path)) if hunk.move_path else None
+            change = await asyncio.to_thread(_plan_update, hunk, path, move_path)
+            if move_path is not None:
+                await boundary.assert_external_directory(ctx, move_path)
+        changes.append(change)
+    return changes
+
+
+# -- phase 3: locks, snapshots, applying, rolling back --------------------------------------------------
+
+
+def _touched(changes: Iterable[Change]) -> list[str]:
+    """Every path a change writes or removes, each once, in patch order."""
+    seen: dict[str, None] = {}
+    for change in changes:
+        seen.setdefault(change.path)
+        if change.move_path is not None:
+            seen.setdefault(change.move_path)
+    return list(seen)
+
+
+@contextlib.asynccontextmanager
+async def _hold_locks(paths: Iterable[str]) -> AsyncIterator[None]:
+    """Hold the edit lock of every path, taken in the order of the lock files' names.
+
+    Two paths naming the same file share one lock file, which is taken once (a second ``flock`` on it
+    from this process would wait for ourselves).
+    """
+    locks = {str(files.lock_path(path)): path for path in paths}
+    async with contextlib.AsyncExitStack() as stack:
+        for key in sorted(locks):
+            await stack.enter_async_context(files.file_lock(locks[key]))
+        yield
+
+
+@dataclass
+class Snapshot:
+    """A path as it was before the call changed anything, and how to put it back."""
+
+    path: str
+    real: str
+    """Where the path led (symlinks resolved): what an atomic write replaces."""
+    existed: bool = False
+    link: str | None = None
+    """The symlink's target when the path itself is a symlink."""
+    real_existed: bool = False
+    data: bytes | None = None
+    """The regular file's bytes; ``None`` when there was none (absent, a directory, a dangling link)."""
+    mode: int | None = None
+
+    @classmethod
+    def take(cls, path: str) -> Snapshot:
+        """Read what is at ``path`` now."""
+        snapshot = cls(path, os.path.realpath(path))
+        snapshot.existed = os.path.lexists(path)
+        if os.path.islink(path):
+            snapshot.link = os.readlink(path)
+        snapshot.real_existed = os.path.lexists(snapshot.real)
+        try:
+            info = os.stat(snapshot.real)
+        except (FileNotFoundError, NotADirectoryError):
+            return snapshot
+        if stat.S_ISREG(info.st_mode):
+            snapshot.data = _read_bytes(snapshot.real)
+            snapshot.mode = stat.S_IMODE(info.st_mode)
+        return snapshot
+
+    def restore(self) -> None:
+        """Put the path back: its absence, its symlink, its bytes and mode."""
+        path = self.path
+        if not self.existed:
+            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                os.remove(path)
+            return
+        if self.link is not None and not (os.path.islink(path) and os.readlink(path) == self.link):
+            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                os.remove(path)
+            os.symlink(self.link, path)
+        if self.data is None:
+            # nothing of ours to put back, except a file written through a dangling link
+            if self.link is not None and not self.real_existed and os.path.isfile(self.real):
+                os.remove(self.real)
+            return
+        try:
+            current: bytes | None = _read_bytes(self.real)
+        except OSError:
+            current = None
+        if current != self.data:
+            if os.path.isfile(self.real) and not os.access(self.real, os.W_OK):
+                os.chmod(self.real, stat.S_IMODE(os.stat(self.real).st_mode) | 0o200)
+            files.atomic_write(self.real, self.data)
+        if self.mode is not None:
+            os.chmod(self.real, self.mode)
+
+
+def _missing_parents(path: str) -> list[str]:
+    """The directories above ``path`` that do not exist yet, deepest first."""
+    missing = []
+    folder = os.path.dirname(os.path.realpath(path))
+    while folder and not os.path.exists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing
+
+
+class _ApplyFailed(Exception):
+    def __init__(self, path: str, error: OSError, syscall: str) -> None:
+        super().__init__(path)
+        self.path, self.error, self.syscall = path, error, syscall
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str) -> None:
+    """Make every change; on an OS error put back everything touched and raise a ToolError."""
+    created: list[str] = []
+    for change in changes:
+        if change.type != "delete":
+            for folder in _missing_parents(change.target):
+                if folder not in created:
+                    created.append(folder)
+    touched: list[str] = []
+
+    def write(path: str, change: Change) -> None:
+        touched.append(path)
+        try:
+            files.atomic_write(path, files.encode(change.new, change.bom))
+        except OSError as error:
+            raise _ApplyFailed(path, error, "open") from error
+
+    def remove(path: str) -> None:
+        touched.append(path)
+        try:
+            os.remove(path)
+        except OSError as error:
+            raise _ApplyFailed(path, error, "unlink") from error
+
+    try:
+        for change in changes:
+            if change.type in ("add", "update"):
+                write(change.path, change)
+            elif change.type == "move":
+                assert change.move_path is not None
+                write(change.move_path, change)
+                if not _same_file(change.path, change.move_path):
+                    remove(change.path)
+            else:
+                remove(change.path)
+    except _ApplyFailed as failure:
+        not_restored = _roll_back(touched, snapshots, created)
+        verb = "delete" if failure.syscall == "unlink" else "write"
+        message = (
+            f"apply_patch failed: could not {verb} {_relative(base, failure.path)}: "
+            f"{_node_message(failure.error, failure.syscall, failure.path)}"
+        )
+        if not_restored:
+            listed = "; ".join(f"{_relative(base, path)} ({reason})" for path, reason in not_restored)
+            message += f"\nThe changes already made could not all be undone. Not restored: {listed}"
+        else:
+            message += "\nThe changes already made were undone: no file was modified."
+        raise ToolError(message) from None
+
+
+def _roll_back(
+    touched: list[str], snapshots: dict[str, Snapshot], created: list[str]
+) -> list[tuple[str, str]]:
+    """Restore every touched path (latest first) and remove created directories; returns what failed."""
+    failed: list[tuple[str, str]] = []
+    for path in reversed(list(dict.fromkeys(touched))):
+        try:
+            snapshots[path].restore()
+        except OSError as error:
+            failed.append((path, error.strerror or str(error)))
+    for folder in sorted(created, key=lambda name: name.count(os.sep), reverse=True):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+    return failed
+
+
+def _refresh(change: Change, data: bytes | None) -> Change:
+    """``change`` computed again from ``data``, what its source file holds now (``None``: no file)."""
+    if data is None:
+        if change.type == "delete":
+            raise _verification(_node_message(OSError(errno.ENOENT, ""), "open", change.path))
+        raise _verification(f"Failed to read file to update: {change.path}")
+    if isinstance(change.hunk, UpdateFile):
+        return _plan_update(change.hunk, change.path, change.move_path, data)
+    assert isinstance(change.hunk, DeleteFile)
+    return _plan_delete(change.hunk, change.path, data)
+
+
+def _apply(changes: list[Change], base: str) -> list[Change]:
+    """Phase 3, the locks held: keep a copy of every touched path, redo stale changes, apply all."""
+    snapshots = {}
+    for path in _touched(changes):
+        try:
+            snapshots[path] = Snapshot.take(path)
+        except OSError as error:
+            raise ToolError(
+                f"apply_patch failed: could not keep a copy of {_relative(base, path)} to undo the patch "
+                f"with: {_node_message(error, 'open', path)}\nNo file was modified."
+            ) from None
+    fresh = [
+        change
+        if change.type == "add" or snapshots[change.path].data == change.source
+        else _refresh(change, snapshots[change.path].data)
+        for change in changes
+    ]
+    _apply_all(fresh, snapshots, base)
+    return fresh
+
+
+async def _run_to_end(function: Callable[..., T], *args: Any) -> T:
+    """Run ``function`` in a worker thread and wait for its end even if this task is cancelled meanwhile.
+
+    The locks must not be released while files are being written or restored.
+    """
+    future = asyncio.ensure_future(asyncio.to_thread(function, *args))
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancelled = True
+        except BaseException:
+            break  # the worker failed: ``future.result()`` raises it below
+    if cancelled:
+        raise asyncio.CancelledError
+    return future.result()
+
+
+# -- the tool -------------------------------------------------------------------------------------------
+
+
+def _summary(changes: list[Change], base: str) -> str:
+    lines = []
+    for change in changes:
+        if change.type == "add":
+            lines.append(f"A {_relative(base, change.path)}")
+        elif change.type == "delete":
+            lines.append(f"D {_relative(base, change.path)}")
+        else:
+            lines.append(f"M {_relative(base, change.target)}")
+    return SUCCESS + "\n" + "\n".join(lines)
+
+
+async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
+    """Verify every hunk, ask once, then apply them all (or none)."""
+    text = params.patchText
+    if not text:
+        raise ToolError("patchText is required")
+    try:
+        hunks = parse_patch(text)
+    except PatchError as error:
+        raise _verification(f"Error: {error}") from None
+    if not hunks:
+        raise _empty_patch_error(text)
+
+    base = str(ctx.worktree or ctx.directory)
+    changes = await _verify(hunks, ctx)
+
+    patterns = [_relative(base, change.path) for change in changes]
+    await ctx.ask(
+        "edit",
+        patterns,
+        always=["*"],
+        metadata={
+            "filepath": ", ".join(patterns),
+            "diff": "".join(change.diff + "\n" for change in changes),
+            "files": [change.entry(base) for change in changes],
+        },
+    )
+
+    async with _hold_locks(_touched(changes)):
+        changes = await _run_to_end(_apply, changes, base)
+
+    output = _summary(changes, base)
+    return ToolResult(
+        title=output,
+        output=output,
+        metadata={
+            "diff": "".join(change.diff + "\n" for change in changes),
+            "files": [change.entry(base) for change in changes],
+            "diagnostics": {},
+        },
+    )
+
+
+def init() -> dict[str, Any]:
+    """The tool's definition, built on first use."""
+    return {"parameters": ApplyPatchParameters, "execute": execute}

@@ -1,0 +1,163 @@
+"""``edit``: replace a string in a file, tolerating the small slips models make (builtin spec §6).
+
+The replacement itself is :func:`opencode_cli.tools._replace.replace`. This module does the rest of
+the call: the external-directory check, then, holding the file's edit lock (so concurrent edits of one
+file, from any task, thread or process, are applied one after the other, each on the latest content),
+reading the file, keeping its line endings and byte-order mark, asking the ``edit`` permission with the
+diff, and writing atomically. An empty ``oldString`` creates a new file.
+
+Not done yet: formatters and LSP diagnostics do not exist in this package, so nothing is formatted and
+``diagnostics`` is always ``{}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+from .. import boundary, files
+from ..context import ToolContext
+from ..contract import ToolResult
+from ..errors import ToolError
+from ._replace import EMPTY_OLD, IDENTICAL, replace
+
+OUTPUT = "Edit applied successfully."
+T = TypeVar("T")
+
+
+class EditParameters(BaseModel):
+    """Arguments of the edit tool."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    filePath: str = Field(description="Absolute path of the file to change")
+    oldString: str = Field(description="The exact text to find and replace")
+    newString: str = Field(description="The text to put in its place (must differ from oldString)")
+    replaceAll: StrictBool | None = Field(
+        None, description="Replace every occurrence of oldString instead of exactly one (default false)"
+    )
+
+
+# -- helpers shared with write --------------------------------------------------------------------------
+
+
+def relative(ctx: ToolContext, path: str) -> str:
+    """``path`` relative to the worktree (the project directory outside git), as titles and patterns use."""
+    base = os.path.normpath(str(ctx.worktree or ctx.directory))
+    target = os.path.normpath(path)
+    if base == target:
+        return ""
+    return os.path.relpath(target, base).replace(os.sep, "/")
+
+
+async def finish(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run blocking ``function`` in a worker thread and wait for it even if the call is cancelled.
+
+    An abort must not release the file lock while a write is still under way in its thread.
+    """
+    task = asyncio.ensure_future(asyncio.to_thread(function, *args, **kwargs))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait({task})
+        raise
+
+
+def reason(error: OSError) -> str:
+    """The short text of an OS error (``Permission denied``, ``Is a directory``…)."""
+    return error.strerror or str(error)
+
+
+def read_existing(path: str) -> tuple[str, bool]:
+    """``files.read_text`` with OS errors turned into model-facing tool errors."""
+    try:
+        return files.read_text(path)
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {reason(error)}") from None
+
+
+def write_atomically(path: str, text: str, bom: bool) -> None:
+    """``files.atomic_write`` with OS errors turned into model-facing tool errors."""
+    try:
+        files.atomic_write(path, text, bom=bom)
+    except OSError as error:
+        raise ToolError(f"Cannot write {path}: {reason(error)}") from None
+
+
+# -- the tool -------------------------------------------------------------------------------------------
+
+
+def _line_ending(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _to_ending(text: str, ending: str) -> str:
+    text = text.replace("\r\n", "\n")
+    return text if ending == "\n" else text.replace("\n", "\r\n")
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise ToolError(f"Cannot access {path}: {reason(error)}") from None
+
+
+def _prepare(path: str, params: EditParameters) -> tuple[str, str, bool]:
+    """``(old text, new text, BOM)`` of an edit of an existing file, raising the model-facing errors."""
+    info = _stat(path)
+    if info is None:
+        raise ToolError(f"File {path} not found")
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"Path is a directory, not a file: {path}")
+    old_text, had_bom = read_existing(path)
+    ending = _line_ending(old_text)
+    old = _to_ending(params.oldString, ending)
+    new = _to_ending(params.newString, ending)
+    replaced = replace(old_text, old, new, bool(params.replaceAll))
+    new_text, new_bom = files.split_bom(replaced)
+    return old_text, new_text, had_bom or new_bom
+
+
+async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
+    """Apply one edit (or create a file when ``oldString`` is empty)."""
+    if not params.filePath:
+        raise ToolError("filePath is required")
+    if params.oldString == params.newString:
+        raise ToolError(IDENTICAL)
+    path = str(ctx.resolve(params.filePath))
+    await boundary.assert_external_directory(ctx, path, kind="file")
+    title = relative(ctx, path)
+
+    async with files.file_lock(path):
+        if params.oldString == "":
+            if os.path.exists(path):
+                raise ToolError(EMPTY_OLD)
+            old_text = ""
+            new_text, bom = files.split_bom(params.newString)
+        else:
+            old_text, new_text, bom = await finish(_prepare, path, params)
+        diff = await finish(files.diff_for, path, old_text, new_text)
+        await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
+        await finish(write_atomically, path, new_text, bom)
+
+    additions, deletions = await finish(files.count_changes, old_text, new_text)
+    filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}
+    ctx.metadata(metadata={"diff": diff, "filediff": filediff, "diagnostics": {}})
+    return ToolResult(
+        title=title,
+        output=OUTPUT,
+        metadata={"diagnostics": {}, "diff": diff, "filediff": filediff},
+    )
+
+
+def init() -> dict[str, Any]:
+    """The tool's definition, built on first use."""
+    return {"parameters": EditParameters, "execute": execute}

@@ -1,0 +1,98 @@
+"""``glob``: list the files under a directory whose names match a glob, through ``rg --files``.
+
+ripgrep does the walk, so its rules apply: ``.gitignore`` (inside a git repository), ``.ignore`` and
+``.rgignore`` are honoured, hidden files and directories are skipped, symbolic links are not followed,
+and the pattern has gitignore semantics (without a ``/`` it matches a name at any depth). A path the
+pattern itself matches is listed even when it is hidden or ignored, as ``rg --glob`` always does. Paths
+come in ripgrep's order (a parallel walk: unsorted); at most 100 are shown.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import boundary
+from ..context import ToolContext
+from ..contract import ToolResult
+from ..errors import ToolError
+from . import _ripgrep
+
+LIMIT = 100
+TRUNCATED_NOTICE = (
+    f"(Results are truncated: showing first {LIMIT} results. Consider using a more specific path or pattern.)"
+)
+
+
+class GlobParameters(BaseModel):
+    """Arguments of the glob tool."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    pattern: str = Field(description="The glob to match file paths against")
+    path: str | None = Field(
+        None,
+        description=(
+            "The directory to search in; the current working directory when left out. To use that "
+            'default, leave this field out entirely: do not pass "undefined" or "null". When given, it '
+            "must be the path of a directory."
+        ),
+    )
+
+
+def _relative(base: str, target: str) -> str:
+    """Node's ``path.relative``: ``""`` for the same path, else a relative path (``..`` allowed)."""
+    base, target = os.path.normpath(base), os.path.normpath(target)
+    return "" if base == target else os.path.relpath(target, base)
+
+
+def _present(**values: Any) -> dict[str, Any]:
+    """The keys whose value is set (as an object with ``undefined`` members reaches JSON)."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+async def execute(params: GlobParameters, ctx: ToolContext) -> ToolResult:
+    """List up to 100 files matching ``pattern`` under ``path``."""
+    await ctx.ask(
+        "glob",
+        [params.pattern],
+        always=["*"],
+        metadata=_present(pattern=params.pattern, path=params.path),
+    )
+    search = str(ctx.resolve(params.path or "."))
+    if os.path.exists(search) and not os.path.isdir(search):
+        raise ToolError(f"glob path must be a directory: {search}")
+    await boundary.assert_external_directory(ctx, search, kind="directory")
+
+    def parse(line: bytes) -> str:
+        relative = _ripgrep.relative_path(line.decode("utf-8", "replace"))
+        return os.path.normpath(os.path.join(search, relative))
+
+    outcome = await _ripgrep.run(
+        ["--files", f"--glob={params.pattern}", "--glob=!**/.git/**", "."],
+        cwd=search,
+        limit=LIMIT,
+        parse=parse,
+        abort=ctx.abort,
+        env=ctx.env,
+    )
+    files = _ripgrep.judge(outcome)
+    truncated = len(files) == LIMIT
+    if not files:
+        output = "No files found"
+    else:
+        output = "\n".join(files)
+        if truncated:
+            output += "\n\n" + TRUNCATED_NOTICE
+    return ToolResult(
+        title=_relative(str(ctx.worktree or ctx.directory), search),
+        output=output,
+        metadata={"count": len(files), "truncated": truncated},
+    )
+
+
+def init() -> dict[str, Any]:
+    """The tool's definition, built on first use."""
+    return {"parameters": GlobParameters, "execute": execute}
