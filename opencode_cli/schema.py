@@ -405,3 +405,30 @@ def strict_nulls_to_absent(args: dict[str, Any], schema: dict[str, Any]) -> dict
         for key, value in args.items()
         if not (value is None and key in properties and key not in required)
     }
+
+
+def describe_changes(before: Any, after: Any, path: str = "") -> list[str]:
+    """What a profile changed, one line each: ``- path (dropped)``, ``+ path = value``, ``~ path: a -> b``."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        lines: list[str] = []
+        for key in before:
+            child = f"{path}.{key}" if path else str(key)
+            if key not in after:
+                lines.append(f"- {child} (dropped)")
+            else:
+                lines.extend(describe_changes(before[key], after[key], child))
+        for key in after:
+            if key not in before:
+                child = f"{path}.{key}" if path else str(key)
+                lines.append(f"+ {child} = {_compact(after[key])}")
+        return lines
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        pairs = enumerate(zip(before, after, strict=True))
+        return [line for i, (a, b) in pairs for line in describe_changes(a, b, f"{path}[{i}]")]
+    if before != after:
+        return [f"~ {path or '(root)'}: {_compact(before)} -> {_compact(after)}"]
+    return []
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,4 +1,10 @@
-"""A session: runs tool calls the way OpenCode's session layer does (core spec §6.1).
+"""A session: what a model is offered and what happens to the calls it makes (core spec §4, §6, §8.4).
+
+:meth:`Session.resolve` gives the wire tools of a request: the registry's tools for the model, minus the
+tools the permissions deny wholly and those switched off per request, with each schema shaped by the
+provider's profile, sorted by name. :meth:`Session.dispatch` takes a raw call as the model sent it:
+repair (a wrong-case name; anything else is rerouted to ``invalid`` with the SDK's error text), the
+doom-loop ask after three identical calls, then :meth:`Session.execute`.
 
 For each call: ``tool_execute_before`` (in-place argument changes; raising blocks the call) → the tool's
 wrap (validate → execute → truncate) → part ids on attachments → ``tool_execute_after``. Permission asks
@@ -20,8 +26,12 @@ from .truncate import ascending_id
 
 if TYPE_CHECKING:
     from .agents import Agent
-    from .contract import ToolResult
+    from .contract import Attachment, ToolResult
     from .project import Project
+    from .registry import ModelRef
+
+#: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
+DOOM_LOOP_THRESHOLD = 3
 
 
 @dataclass
@@ -33,6 +43,65 @@ class Decision:
 
 
 Prompt = Callable[[PermissionRequest], Awaitable[Decision]]
+
+
+@dataclass
+class WireTool:
+    """One tool as a request carries it: name, description, the provider-shaped JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool | None = None
+    """``False`` for the OpenAI family (OpenCode sends ``strict: false``), ``True`` for openai-strict."""
+    normalized: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The schema before the provider profile (compared by :func:`opencode_cli.schema.describe_changes`)."""
+
+
+@dataclass
+class ToolCall:
+    """A tool call as a model emits it: a name and the arguments (JSON text, or an already parsed object)."""
+
+    name: str
+    arguments: str | dict[str, Any] | None = None
+    id: str | None = None
+
+
+@dataclass
+class ToolPart:
+    """The outcome of one call: what the model sees next (``text``) and the details."""
+
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    status: str  # "completed" or "error"
+    output: str = ""
+    error: str | None = None
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
+    requested: str = ""
+    """The name the model used (differs from ``tool`` after a repair)."""
+
+    @property
+    def text(self) -> str:
+        """What the model is shown for this part (the output, or the error text)."""
+        return self.output if self.status == "completed" else (self.error or "")
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape for ``opencode tools call --json``."""
+        return {
+            "callID": self.call_id,
+            "requested": self.requested,
+            "tool": self.tool,
+            "input": self.input,
+            "status": self.status,
+            "title": self.title,
+            "output": self.output if self.status == "completed" else None,
+            "error": self.error,
+            "metadata": self.metadata,
+            "attachments": [attachment.as_dict() for attachment in self.attachments],
+        }
 
 
 async def refuse_without_terminal(request: PermissionRequest) -> Decision:
@@ -58,11 +127,17 @@ class Session:
     messages: list[Any] = field(default_factory=list)
     remember: bool = False
     """Load and keep this session's "always" approvals in the store (hosts set it for named sessions)."""
+    model: ModelRef | None = None
+    """The model requests are made for (per-model filter and schema profile)."""
+    profile: str | None = None
+    """Override the provider's schema profile (e.g. ``openai-strict``)."""
 
     def __post_init__(self) -> None:
         service = self.project.permissions
         self._unsubscribe = service.subscribe(self._on_event)
         self._prompts: set[Any] = set()
+        self._offered: dict[str, WireTool] | None = None
+        self._recent: list[tuple[str, str]] = []
         if self.remember:
             self.project.remember_session(self.id)
             stored = self.project.store.approvals(self.id)
@@ -144,3 +219,119 @@ class Session:
             "tool_execute_after", tool=tool_id, session_id=self.id, call_id=call_id, args=args, result=result
         )
         return result
+
+    # -- what the model is offered -------------------------------------------------------------------
+
+    def resolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
+        """The wire tools of a request, sorted by name (core spec §6.1–§6.2, §8.4).
+
+        ``tools`` are per-request switches: a tool set to ``False`` is left out. ``invalid`` is never
+        offered; calls are rerouted to it by :meth:`dispatch`.
+        """
+        from .permission import disabled
+        from .schema import adapt, profile_for
+        from .tools._collate import sort_key
+
+        registry = self.project.registry
+        ruleset = merge(self.agent.permission, self.rules)
+        ids = [entry.id for entry in registry.all()]
+        hidden = disabled(ids, ruleset) | {name for name, on in (tools or {}).items() if on is False}
+        model = self.model
+        profile = self.profile or (profile_for(model.provider, model.id) if model else "default")
+        strict = {"openai": False, "openai-strict": True}.get(profile)
+        wire = []
+        for definition in registry.tools(model, hidden):
+            schema = definition.parameters
+            wire.append(
+                WireTool(definition.id, definition.description, adapt(schema, profile), strict, schema)
+            )
+        wire.sort(key=lambda tool: sort_key(tool.name))
+        self._offered = {tool.name: tool for tool in wire}
+        return wire
+
+    # -- what happens to a call ----------------------------------------------------------------------
+
+    def repair(self, call: ToolCall) -> tuple[str, dict[str, Any]]:
+        """The tool and arguments a raw call becomes (core spec §4.2).
+
+        A name that is only wrong in case becomes the lower-case tool; an unknown name, or arguments that
+        are not valid JSON, turn the call into ``invalid`` with ``{tool, error}``.
+        """
+        import json
+
+        offered = self._offered if self._offered is not None else {t.name: t for t in self.resolve()}
+        name = call.name
+        if name not in offered:
+            lowered = name.lower()
+            if lowered != name and lowered in offered:
+                name = lowered
+            else:
+                names = sorted([*offered, "invalid"], key=_collate_key)
+                listing = f"Available tools: {', '.join(names)}." if offered else "No tools are available."
+                return "invalid", {
+                    "tool": call.name,
+                    "error": f"Model tried to call unavailable tool '{call.name}'. {listing}",
+                }
+        raw = call.arguments
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return name, {}
+        if not isinstance(raw, str):
+            return name, dict(raw) if isinstance(raw, dict) else raw  # type: ignore[return-value]
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as error:
+            message = (
+                f"Invalid input for tool {name}: JSON parsing failed: Text: {raw}.\nError message: {error}"
+            )
+            return "invalid", {"tool": call.name, "error": message}
+        return name, parsed
+
+    async def dispatch(self, call: ToolCall) -> ToolPart:
+        """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
+        for the call's own failures (they become an ``error`` part with the model-facing text)."""
+        import json
+
+        from .schema import strict_nulls_to_absent
+
+        call_id = call.id or ascending_id("call")
+        name, args = self.repair(call)
+        part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
+        offered = self._offered or {}
+        if self.profile == "openai-strict" and name in offered and isinstance(args, dict):
+            args = strict_nulls_to_absent(args, offered[name].normalized)
+            part.input = args
+        try:
+            await self._doom_loop_check(name, args)
+            result = await self.execute(name, args, call_id=call_id)
+        except Exception as error:
+            part.error = str(error) or type(error).__name__
+            return part
+        part.status = "completed"
+        part.output, part.title = result.output, result.title
+        part.metadata, part.attachments = result.metadata, result.attachments
+        if name == "invalid":
+            part.metadata = {**part.metadata, "rerouted": True}
+        self.messages.append({"tool": name, "input": json.loads(json.dumps(args, default=str))})
+        return part
+
+    async def _doom_loop_check(self, name: str, args: Any) -> None:
+        import json
+
+        fingerprint = json.dumps(args, sort_keys=True, default=str)
+        self._recent = [*self._recent, (name, fingerprint)][-DOOM_LOOP_THRESHOLD:]
+        if len(self._recent) == DOOM_LOOP_THRESHOLD and len(set(self._recent)) == 1:
+            request = PermissionRequest(
+                id="",
+                session_id=self.id,
+                permission="doom_loop",
+                patterns=[name],
+                always=[name],
+                metadata={"tool": name, "input": args},
+            )
+            await self.project.permissions.ask(request, self.agent.permission)
+
+
+def _collate_key(name: str) -> Any:
+    from .tools._collate import sort_key
+
+    return sort_key(name)

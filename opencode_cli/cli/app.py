@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -54,6 +55,10 @@ AgentOption = Annotated[
     str | None, typer.Option("--agent", "-a", help="Agent whose permissions apply (default build).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (a stable, documented shape).")]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", help="Schema profile instead of the provider's (openai-strict, gemini…)."),
+]
 
 
 @tools_app.command("list")
@@ -77,11 +82,12 @@ def tools_inspect(
     model: ModelOption = None,
     agent: AgentOption = None,
     json_: JsonOption = False,
+    profile: ProfileOption = None,
 ) -> None:
-    """Show a tool's description, source and the JSON Schema of its parameters."""
+    """Show a tool's description, source, and the JSON Schema its provider receives (and what changed)."""
     from .tools_cmd import inspect_tool
 
-    inspect_tool(tool_id, model, agent, json_)
+    inspect_tool(tool_id, model, agent, json_, profile)
 
 
 @tools_app.command("run")
@@ -125,6 +131,58 @@ def tools_run(
         yes=yes,
         allow=allow or [],
         deny=deny or [],
+    )
+
+
+@tools_app.command("schema")
+def tools_schema(
+    model: ModelOption = None,
+    agent: AgentOption = None,
+    format: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help="openai, anthropic or gemini (default: the model's provider)."),
+    ] = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Print the exact `tools` payload a request to MODEL carries, in that provider's wire shape."""
+    from .wire_cmd import schema
+
+    schema(model, agent, format, profile)
+
+
+@tools_app.command("call")
+def tools_call(
+    call: Annotated[
+        str | None,
+        typer.Argument(help="A tool call as a model emits it (JSON); default: read --file or stdin."),
+    ] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the call(s) from this file.")] = None,
+    model: ModelOption = None,
+    agent: AgentOption = None,
+    profile: ProfileOption = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Session id (default: a new one).")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every permission ask.")] = False,
+    allow: Annotated[list[str] | None, typer.Option("--allow", metavar="PERMISSION[=PATTERN]")] = None,
+    deny: Annotated[list[str] | None, typer.Option("--deny", metavar="PERMISSION[=PATTERN]")] = None,
+    json_: JsonOption = False,
+) -> None:
+    """Run raw tool call(s) — OpenAI, Anthropic tool_use or Gemini shape, or a list — through repair and
+    dispatch, and print what the model would see."""
+    from .wire_cmd import call as run_call
+
+    run_call(
+        call,
+        file,
+        model_text=model,
+        agent=agent,
+        profile=profile,
+        session_id=session,
+        yes=yes,
+        allow=allow or [],
+        deny=deny or [],
+        as_json=json_,
     )
 
 

@@ -78,8 +78,12 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
         err("note: no model named (--model or config 'model'): per-model rules not applied")
 
 
-def inspect_tool(tool_id: str, model_text: str | None, agent: str | None, as_json: bool) -> None:
-    """Print one tool's description, source and parameters as the model would see them."""
+def inspect_tool(
+    tool_id: str, model_text: str | None, agent: str | None, as_json: bool, profile: str | None = None
+) -> None:
+    """Print one tool's description, source and parameters as the model's provider receives them."""
+    from ..schema import adapt, describe_changes, profile_for
+
     with friendly_errors():
         project = make_project()
         entry = project.registry.get(tool_id)
@@ -88,7 +92,10 @@ def inspect_tool(tool_id: str, model_text: str | None, agent: str | None, as_jso
         reason = project.registry.hidden_reason(entry, model)
         if reason is None and entry.id in _disabled(project, agent):
             reason = "denied wholly by the agent's permission rules"
-        parameters = definition.parameters
+        normalized = definition.parameters
+        profile = profile or (profile_for(model.provider, model.id) if model else "default")
+        parameters = adapt(normalized, profile)
+        changes = describe_changes(normalized, parameters)
     source = entry.source
     if as_json:
         print_json(
@@ -100,7 +107,10 @@ def inspect_tool(tool_id: str, model_text: str | None, agent: str | None, as_jso
                 "offered": reason is None,
                 "reason": reason,
                 "description": definition.description,
+                "profile": profile,
                 "parameters": parameters,
+                "normalized": normalized,
+                "changes": changes,
             }
         )
         return
@@ -113,8 +123,12 @@ def inspect_tool(tool_id: str, model_text: str | None, agent: str | None, as_jso
     print(f"offered:  {'yes' if reason is None else 'no - ' + reason}")
     print("\ndescription:\n")
     print(definition.description.rstrip())
-    print("\nparameters (JSON Schema):\n")
+    print(f"\nparameters (JSON Schema, {profile} profile):\n")
     print(json.dumps(parameters, indent=2, ensure_ascii=False))
+    if changes:
+        print(f"\nchanges made by the {profile} profile ({len(changes)}):")
+        for change in changes:
+            print(f"  {change}")
 
 
 def _terminal_prompt(yes: bool) -> Any:
@@ -167,13 +181,27 @@ def _flag_rules(values: list[str], action: str) -> list[Any]:
 def _progress_printer() -> Any:
     if not sys.stderr.isatty():
         return None
+    shown = [""]  # the live ``output`` printed so far (bash streams its output this way)
 
     def show(title: str | None, metadata: dict[str, Any] | None) -> None:
-        if title:
+        output = (metadata or {}).get("output")
+        if isinstance(output, str):
+            sys.stderr.write(_added(shown[0], output))
+            shown[0] = output
+        elif title:
             sys.stderr.write(f"\r\x1b[2K… {title}")
-            sys.stderr.flush()
+        sys.stderr.flush()
 
     return show
+
+
+def _added(before: str, after: str) -> str:
+    """What a live ``output`` adds to the one shown before (a preview keeping only its tail slides)."""
+    if after.startswith(before):
+        return after[len(before) :]
+    probe = before[-256:]
+    at = after.find(probe) if probe else -1
+    return after[at + len(probe) :] if at >= 0 else after
 
 
 def run_tool(

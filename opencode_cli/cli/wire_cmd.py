@@ -1,0 +1,99 @@
+"""``opencode tools schema`` (the exact ``tools`` payload of a request) and ``opencode tools call``
+(a raw tool call as a model emits it, through repair and dispatch)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .common import EXIT_TOOL_ERROR, EXIT_USAGE, err, fail, friendly_errors, make_project, print_json
+
+
+def _session(
+    project: Any, model_text: str | None, agent: str | None, profile: str | None, **options: Any
+) -> Any:
+    from ..registry import ModelRef
+
+    model = ModelRef.parse(model_text) if model_text else project.default_model()
+    return project.session(agent, model=model, profile=profile, **options)
+
+
+def schema(model_text: str | None, agent: str | None, format: str | None, profile: str | None) -> None:
+    """Print the ``tools`` payload a request for ``model_text`` carries, in the provider's wire shape."""
+    from ..wire import WireError, default_format, render
+
+    with friendly_errors():
+        project = make_project()
+        session = _session(project, model_text, agent, profile)
+        tools = session.resolve()
+        chosen = format or default_format(session.model.provider if session.model else None)
+        try:
+            payload = render(tools, chosen)
+        except WireError as error:
+            fail(f"error: {error}")
+    print_json(payload)
+
+
+def call(
+    text: str | None,
+    file: Path | None,
+    *,
+    model_text: str | None,
+    agent: str | None,
+    profile: str | None,
+    session_id: str | None,
+    yes: bool,
+    allow: list[str],
+    deny: list[str],
+    as_json: bool,
+) -> None:
+    """Run raw tool call(s) through repair and dispatch; print what the model would see next."""
+    import asyncio
+
+    from ..wire import WireError, loads
+    from .tools_cmd import _flag_rules, _progress_printer, _terminal_prompt
+
+    if text is None:
+        text = file.read_text(encoding="utf-8") if file is not None else sys.stdin.read()
+    try:
+        calls = loads(text)
+    except WireError as error:
+        fail(f"error: {error}")
+    with friendly_errors():
+        project = make_project()
+        options: dict[str, Any] = {
+            "prompt": _terminal_prompt(yes),
+            "on_metadata": _progress_printer(),
+            "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
+        }
+        if session_id:
+            options.update(id=session_id, remember=True)
+        session = _session(project, model_text, agent, profile, **options)
+        session.resolve()
+
+    async def run_all() -> list[Any]:
+        return [await session.dispatch(one) for one in calls]
+
+    parts = asyncio.run(run_all())
+    if as_json:
+        print_json({"parts": [part.as_dict() for part in parts]})
+    else:
+        for index, part in enumerate(parts):
+            if len(parts) > 1:
+                repaired = f" (called as {part.requested})" if part.requested != part.tool else ""
+                print(
+                    f"{'' if index == 0 else chr(10)}── {part.tool}{repaired} [{part.call_id}] {part.status}"
+                )
+            text_out = part.text
+            sys.stdout.write(text_out if text_out.endswith("\n") or not text_out else text_out + "\n")
+    failed = [p for p in parts if p.status == "error" or p.tool == "invalid"]
+    if failed:
+        if not as_json:
+            err(f"{len(failed)} of {len(parts)} call(s) failed or were rerouted to invalid")
+        raise typer.Exit(EXIT_TOOL_ERROR)
+
+
+__all__ = ["EXIT_USAGE", "call", "schema"]

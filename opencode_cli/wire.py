@@ -1,0 +1,99 @@
+"""Provider wire shapes: the ``tools`` payload of a request, and tool calls as models emit them.
+
+Payloads (``render``): OpenAI chat completions (``{"type": "function", "function": {...}}``), Anthropic
+messages (``{"name", "description", "input_schema"}``) and Gemini (``{"functionDeclarations": [...]}``).
+Calls (``parse_calls``): an OpenAI ``{"name", "arguments": "<json text>"}`` (also inside
+``{"type": "function", "function": {...}}`` or a message's ``tool_calls``), an Anthropic ``tool_use``
+block (or a message whose ``content`` holds them), a Gemini ``functionCall``, or a list of any of these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .session import ToolCall, WireTool
+
+FORMATS = ("openai", "anthropic", "gemini")
+
+
+class WireError(ValueError):
+    """Input that is not a tool call in any known shape; the message says what was expected."""
+
+
+def default_format(provider: str | None) -> str:
+    """The payload format a provider speaks (``openai`` unless it is Anthropic or Google)."""
+    return {"anthropic": "anthropic", "google": "gemini", "vertex": "gemini"}.get(provider or "", "openai")
+
+
+def render(tools: Iterable[WireTool], format: str) -> Any:
+    """The ``tools`` value of a request in ``format``."""
+    tools = list(tools)
+    if format == "openai":
+        rendered = []
+        for tool in tools:
+            function: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+            }
+            if tool.strict is not None:
+                function["strict"] = tool.strict
+            rendered.append({"type": "function", "function": function})
+        return rendered
+    if format == "anthropic":
+        return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+    if format == "gemini":
+        declarations = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
+        ]
+        return [{"functionDeclarations": declarations}]
+    raise WireError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+
+
+def parse_calls(value: Any) -> list[ToolCall]:
+    """Every tool call in ``value`` (already parsed JSON), in order."""
+    if isinstance(value, list):
+        return [call for item in value for call in parse_calls(item)]
+    if not isinstance(value, dict):
+        raise WireError("a tool call must be a JSON object or a list of them")
+    if isinstance(value.get("tool_calls"), list):
+        return parse_calls(value["tool_calls"])
+    if isinstance(value.get("content"), list):
+        blocks = [
+            block for block in value["content"] if isinstance(block, dict) and block.get("type") == "tool_use"
+        ]
+        if not blocks:
+            raise WireError("the message's content has no tool_use block")
+        return parse_calls(blocks)
+    if value.get("type") == "function" and isinstance(value.get("function"), dict):
+        inner = value["function"]
+        return [ToolCall(_name(inner), inner.get("arguments"), value.get("id") or inner.get("id"))]
+    if value.get("type") == "tool_use":
+        return [ToolCall(_name(value), value.get("input") if "input" in value else {}, value.get("id"))]
+    if isinstance(value.get("functionCall"), dict):
+        inner = value["functionCall"]
+        return [ToolCall(_name(inner), inner.get("args") or {}, inner.get("id"))]
+    if "name" in value:
+        arguments = value.get("arguments", value.get("input", value.get("args")))
+        return [ToolCall(_name(value), arguments, value.get("id") or value.get("call_id"))]
+    raise WireError(
+        'not a tool call: expected {"name", "arguments"}, a tool_use block, a functionCall, or a list'
+    )
+
+
+def _name(value: dict[str, Any]) -> str:
+    name = value.get("name")
+    if not isinstance(name, str):
+        raise WireError('a tool call needs a string "name"')
+    return name
+
+
+def loads(text: str) -> list[ToolCall]:
+    """Parse JSON text holding one call or several."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise WireError(f"not valid JSON: {error}") from None
+    return parse_calls(value)
