@@ -44,8 +44,9 @@ def test_list_shows_offered_tools_in_order(run_cli) -> None:
     result = run_cli("tools", "list")
     assert result.exit_code == 0, result.output
     ids = [line.split()[0] for line in result.stdout.splitlines()]
-    assert ids[0] == "read"
-    assert "invalid" not in ids
+    order = ["question", "bash", "read", "glob", "grep", "edit", "write", "task", "apply_patch"]
+    assert "read" in ids and "invalid" not in ids
+    assert [i for i in ids if i in order] == [i for i in order if i in ids]
 
 
 def test_list_all_adds_hidden_tools_with_reason(run_cli) -> None:
@@ -188,7 +189,8 @@ def test_broken_tool_file_never_breaks_listing(run_cli, project) -> None:
     assert by_name["raises"]["status"] == "failed"
     assert "raises.py:1: RuntimeError: no database" in by_name["raises"]["error"]
     assert by_name["opencode_cli.tools"]["status"] == "loaded"
-    assert by_name["opencode_cli.tools"]["tools"][:2] == ["invalid", "read"]
+    builtin_tools = by_name["opencode_cli.tools"]["tools"]
+    assert builtin_tools[0] == "invalid" and "read" in builtin_tools
 
 
 def test_plugins_list_text(run_cli) -> None:
@@ -253,7 +255,7 @@ def test_unknown_agent(run_cli) -> None:
 def test_real_process_list_and_read(run_process, project) -> None:
     listing = run_process("tools", "list", "--model", "gpt-5")
     assert listing.returncode == 0, listing.stderr
-    assert listing.stdout.splitlines()[0].startswith("read")
+    assert "read" in [line.split()[0] for line in listing.stdout.splitlines()]
     ran = run_process("tools", "run", "read", "path=README.md")
     assert ran.returncode == 0, ran.stderr
     assert "1: # Demo" in ran.stdout and "(End of file - total 3 lines)" in ran.stdout
