@@ -55,7 +55,7 @@ class Store:
             connection.close()
 
     def _migrate(self, connection: sqlite3.Connection) -> None:
-        connection.execute("PRAGMA journal_mode = WAL")
+        self._use_wal(connection)
         connection.execute("BEGIN IMMEDIATE")
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -71,6 +71,22 @@ class Store:
             connection.execute("ROLLBACK")
             raise
         self._migrated = True
+
+    @staticmethod
+    def _use_wal(connection: sqlite3.Connection, timeout: float = 30.0) -> None:
+        """Switch to WAL mode, retrying: while another connection holds a write lock on a file still in
+        rollback-journal mode (as when processes create the file at once), the switch fails at once with
+        "database is locked" instead of waiting for the busy timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    connection.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     # -- permission approvals ------------------------------------------------------------------------
 

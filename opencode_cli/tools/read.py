@@ -101,6 +101,14 @@ def _stat(path: str) -> os.stat_result | None:
         raise ToolError(f"Cannot access {path}: {error.strerror or error}") from None
 
 
+def _stat_later(path: str) -> tuple[os.stat_result | None, ToolError | None]:
+    """:func:`_stat`, with its error returned instead of raised."""
+    try:
+        return _stat(path), None
+    except ToolError as error:
+        return None, error
+
+
 def _not_found(path: str) -> str:
     """The not-found message, with up to three similarly named siblings."""
     directory, name = os.path.split(path)
@@ -431,17 +439,25 @@ async def execute(params: ReadParameters, ctx: ToolContext) -> ToolResult:
     """Read a file window, a directory page, or an image/PDF attachment."""
     path = str(ctx.resolve(params.filePath))
     title = _relative(str(ctx.worktree or ctx.directory), path)
-    info = _stat(path)
+    bypass = bool(ctx.extra.get("bypassCwdCheck"))
+    # A path that cannot be examined (name too long, no permission) is reported only after the guard
+    # has had its say, so nothing about an outside path is revealed without the external_directory ask.
+    info, stat_error = _stat_later(path)
     is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
 
-    await boundary.assert_external_directory(
-        ctx,
-        path,
-        kind="directory" if is_dir else "file",
-        bypass=bool(ctx.extra.get("bypassCwdCheck")),
-    )
+    judged = boundary.real(path)
+    await boundary.assert_external_directory(ctx, path, kind="directory" if is_dir else "file", bypass=bypass)
     await ctx.ask("read", [title], always=["*"], metadata={})
+    # The asks may have waited for a human: if a symlink on the path was changed meanwhile, the path now
+    # leads somewhere that was not judged, so judge it again.
+    while not bypass and (now := boundary.real(path)) != judged:
+        judged = now
+        info, stat_error = _stat_later(path)
+        is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
+        await boundary.assert_external_directory(ctx, path, kind="directory" if is_dir else "file")
 
+    if stat_error is not None:
+        raise stat_error
     if info is None:
         raise ToolError(await asyncio.to_thread(_not_found, path))
 
