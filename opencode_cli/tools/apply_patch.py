@@ -49,6 +49,7 @@ from ..patch import (
     js_trim,
     parse_patch,
 )
+from ._paths import relative
 
 VERIFICATION_FAILED = "apply_patch verification failed"
 SUCCESS = "Success. Updated the following files:"
@@ -126,7 +127,7 @@ class Change:
         """The ``files[i]`` metadata of this change."""
         entry: dict[str, Any] = {
             "filePath": self.path,
-            "relativePath": _relative(base, self.target),
+            "relativePath": relative(base, self.target),
             "type": self.type,
             "patch": self.diff,
             "additions": self.additions,
@@ -135,13 +136,6 @@ class Change:
         if self.move_path is not None:
             entry["movePath"] = self.move_path
         return entry
-
-
-def _relative(base: str, path: str) -> str:
-    """``path`` relative to ``base`` with ``/`` separators (``""`` for ``base`` itself), as Node's."""
-    if os.path.normpath(base) == os.path.normpath(path):
-        return ""
-    return os.path.relpath(path, base).replace(os.sep, "/")
 
 
 def _read_bytes(path: str) -> bytes:
@@ -400,11 +394,11 @@ def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str)
         not_restored = _roll_back(touched, snapshots, created)
         verb = "delete" if failure.syscall == "unlink" else "write"
         message = (
-            f"apply_patch failed: could not {verb} {_relative(base, failure.path)}: "
+            f"apply_patch failed: could not {verb} {relative(base, failure.path)}: "
             f"{_node_message(failure.error, failure.syscall, failure.path)}"
         )
         if not_restored:
-            listed = "; ".join(f"{_relative(base, path)} ({reason})" for path, reason in not_restored)
+            listed = "; ".join(f"{relative(base, path)} ({reason})" for path, reason in not_restored)
             message += f"\nThe changes already made could not all be undone. Not restored: {listed}"
         else:
             message += "\nThe changes already made were undone: no file was modified."
@@ -447,7 +441,7 @@ def _apply(changes: list[Change], base: str) -> list[Change]:
             snapshots[path] = Snapshot.take(path)
         except OSError as error:
             raise ToolError(
-                f"apply_patch failed: could not keep a copy of {_relative(base, path)} to undo the patch "
+                f"apply_patch failed: could not keep a copy of {relative(base, path)} to undo the patch "
                 f"with: {_node_message(error, 'open', path)}\nNo file was modified."
             ) from None
     fresh = [
@@ -486,11 +480,11 @@ def _summary(changes: list[Change], base: str) -> str:
     lines = []
     for change in changes:
         if change.type == "add":
-            lines.append(f"A {_relative(base, change.path)}")
+            lines.append(f"A {relative(base, change.path)}")
         elif change.type == "delete":
-            lines.append(f"D {_relative(base, change.path)}")
+            lines.append(f"D {relative(base, change.path)}")
         else:
-            lines.append(f"M {_relative(base, change.target)}")
+            lines.append(f"M {relative(base, change.target)}")
     return SUCCESS + "\n" + "\n".join(lines)
 
 
@@ -509,7 +503,7 @@ async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
     base = str(ctx.worktree or ctx.directory)
     changes = await _verify(hunks, ctx)
 
-    patterns = [_relative(base, change.path) for change in changes]
+    patterns = [relative(base, change.path) for change in changes]
     await ctx.ask(
         "edit",
         patterns,

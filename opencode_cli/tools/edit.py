@@ -24,6 +24,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ._paths import reason, stat_or_none, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
 
 OUTPUT = "Edit applied successfully."
@@ -46,15 +47,6 @@ class EditParameters(BaseModel):
 # -- helpers shared with write --------------------------------------------------------------------------
 
 
-def relative(ctx: ToolContext, path: str) -> str:
-    """``path`` relative to the worktree (the project directory outside git), as titles and patterns use."""
-    base = os.path.normpath(str(ctx.worktree or ctx.directory))
-    target = os.path.normpath(path)
-    if base == target:
-        return ""
-    return os.path.relpath(target, base).replace(os.sep, "/")
-
-
 async def finish(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run blocking ``function`` in a worker thread and wait for it even if the call is cancelled.
 
@@ -66,11 +58,6 @@ async def finish(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     except asyncio.CancelledError:
         await asyncio.wait({task})
         raise
-
-
-def reason(error: OSError) -> str:
-    """The short text of an OS error (``Permission denied``, ``Is a directory``…)."""
-    return error.strerror or str(error)
 
 
 def read_existing(path: str) -> tuple[str, bool]:
@@ -101,18 +88,9 @@ def _to_ending(text: str, ending: str) -> str:
     return text if ending == "\n" else text.replace("\n", "\r\n")
 
 
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as error:
-        raise ToolError(f"Cannot access {path}: {reason(error)}") from None
-
-
 def _prepare(path: str, params: EditParameters) -> tuple[str, str, bool]:
     """``(old text, new text, BOM)`` of an edit of an existing file, raising the model-facing errors."""
-    info = _stat(path)
+    info = stat_or_none(path)
     if info is None:
         raise ToolError(f"File {path} not found")
     if stat.S_ISDIR(info.st_mode):
@@ -134,7 +112,7 @@ async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
         raise ToolError(IDENTICAL)
     path = str(ctx.resolve(params.filePath))
     await boundary.assert_external_directory(ctx, path, kind="file")
-    title = relative(ctx, path)
+    title = worktree_relative(ctx, path)
 
     async with files.file_lock(path):
         if params.oldString == "":

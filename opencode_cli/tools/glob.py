@@ -19,6 +19,7 @@ from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
 from . import _ripgrep
+from ._paths import worktree_relative
 
 LIMIT = 100
 TRUNCATED_NOTICE = (
@@ -40,12 +41,6 @@ class GlobParameters(BaseModel):
             "must be the path of a directory."
         ),
     )
-
-
-def _relative(base: str, target: str) -> str:
-    """Node's ``path.relative``: ``""`` for the same path, else a relative path (``..`` allowed)."""
-    base, target = os.path.normpath(base), os.path.normpath(target)
-    return "" if base == target else os.path.relpath(target, base)
 
 
 def _present(**values: Any) -> dict[str, Any]:
@@ -87,7 +82,7 @@ async def execute(params: GlobParameters, ctx: ToolContext) -> ToolResult:
         if truncated:
             output += "\n\n" + TRUNCATED_NOTICE
     return ToolResult(
-        title=_relative(str(ctx.worktree or ctx.directory), search),
+        title=worktree_relative(ctx, search),
         output=output,
         metadata={"count": len(files), "truncated": truncated},
     )

@@ -22,6 +22,7 @@ from .. import boundary
 from ..context import AbortSignal, ToolContext
 from ..contract import AbortedError, Attachment, ToolResult
 from ..errors import ToolError
+from ._paths import stat_or_none, worktree_relative
 
 DEFAULT_READ_LIMIT = 2000
 MAX_LINE_LENGTH = 2000
@@ -84,27 +85,10 @@ class ReadParameters(BaseModel):
 # -- paths -------------------------------------------------------------------------------------------
 
 
-def _relative(base: str, target: str) -> str:
-    """Like Node's ``path.relative``: ``""`` for the same path, else a ``..``-style relative path."""
-    base, target = os.path.normpath(base), os.path.normpath(target)
-    if base == target:
-        return ""
-    return os.path.relpath(target, base)
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as error:
-        raise ToolError(f"Cannot access {path}: {error.strerror or error}") from None
-
-
 def _stat_later(path: str) -> tuple[os.stat_result | None, ToolError | None]:
-    """:func:`_stat`, with its error returned instead of raised."""
+    """:func:`stat_or_none`, with its error returned instead of raised."""
     try:
-        return _stat(path), None
+        return stat_or_none(path), None
     except ToolError as error:
         return None, error
 
@@ -438,7 +422,7 @@ def _read_file(
 async def execute(params: ReadParameters, ctx: ToolContext) -> ToolResult:
     """Read a file window, a directory page, or an image/PDF attachment."""
     path = str(ctx.resolve(params.filePath))
-    title = _relative(str(ctx.worktree or ctx.directory), path)
+    title = worktree_relative(ctx, path)
     bypass = bool(ctx.extra.get("bypassCwdCheck"))
     # A path that cannot be examined (name too long, no permission) is reported only after the guard
     # has had its say, so nothing about an outside path is revealed without the external_directory ask.

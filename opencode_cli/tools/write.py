@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
-from .edit import finish, read_existing, relative, write_atomically
+from ._paths import worktree_relative
+from .edit import finish, read_existing, write_atomically
 
 OUTPUT = "Wrote file successfully."
 
@@ -51,7 +52,7 @@ async def execute(params: WriteParameters, ctx: ToolContext) -> ToolResult:
     """Write the file."""
     path = str(ctx.resolve(params.filePath))
     await boundary.assert_external_directory(ctx, path, kind="file")
-    title = relative(ctx, path)
+    title = worktree_relative(ctx, path)
 
     async with files.file_lock(path):
         exists, old_text, old_bom = await finish(_old_content, path)
