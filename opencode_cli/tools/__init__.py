@@ -14,6 +14,7 @@ from ..contract import define
 from ..flags import Flags
 from ..hookspecs import hookimpl
 from ..registry import RegisterTool
+from . import _bash_prompt
 
 HERE = Path(__file__).parent
 
@@ -26,6 +27,7 @@ def _builtin(tool_id: str) -> object:
 def register_tools(register: RegisterTool, flags: Flags) -> None:
     """Register the built-in tools in OpenCode's order."""
     register(_builtin("invalid"))
+    register(define("bash", "opencode_cli.tools.bash:init", description=_bash_prompt.describer(flags)))
     register(_builtin("read"))
     register(_builtin("glob"))
     register(_builtin("grep"))
