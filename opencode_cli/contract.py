@@ -221,6 +221,7 @@ class Tool:
         execute: Callable[..., Any] | None = None,
         source: ToolSource | None = None,
         format_validation_error: Callable[[Any], str] | None = None,
+        handles_abort: bool = False,
     ) -> None:
         if id is not None:
             self.id = id
@@ -233,6 +234,8 @@ class Tool:
         self.source = source or ToolSource("plugin", name="unknown")
         self._function = execute
         self._format_validation_error = format_validation_error
+        self.handles_abort = handles_abort
+        """The tool answers ``ctx.abort`` itself (e.g. with the output so far) instead of being cancelled."""
         self._call_shape: tuple[str, str | None, list[str]] | None = None
         if execute is not None:
             self._call_shape = _call_shape(execute, self.parameters)
@@ -361,16 +364,10 @@ class Tool:
             ctx.tool = self.id
         if ctx.abort.aborted:
             raise AbortedError()
-        task = asyncio.ensure_future(self.execute(params, ctx))
-        aborted = asyncio.ensure_future(ctx.abort.wait_async())
-        try:
-            done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
-        if task not in done:
-            task.cancel()
-            raise AbortedError()
-        result = _to_result(task.result())
+        if self.handles_abort:
+            result = _to_result(await self.execute(params, ctx))
+        else:
+            result = _to_result(await _unless_aborted(self.execute(params, ctx), ctx))
         if "truncated" in result.metadata:
             return result
         truncator = ctx.truncator
@@ -385,6 +382,22 @@ class Tool:
         if cut.output_path is not None:
             result.metadata["outputPath"] = cut.output_path
         return result
+
+
+async def _unless_aborted(work: Any, ctx: ToolContext) -> Any:
+    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first."""
+    import asyncio
+
+    task = asyncio.ensure_future(work)
+    aborted = asyncio.ensure_future(ctx.abort.wait_async())
+    try:
+        done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+    if task not in done:
+        task.cancel()
+        raise AbortedError()
+    return task.result()
 
 
 def _call_shape(function: Callable[..., Any], model: Any) -> tuple[str, str | None, list[str]]:
@@ -544,6 +557,7 @@ class LazyTool:
                 execute=built["execute"],
                 source=self.source,
                 format_validation_error=built.get("format_validation_error"),
+                handles_abort=bool(built.get("handles_abort", False)),
             )
         else:
             raise TypeError(

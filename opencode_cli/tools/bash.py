@@ -12,8 +12,8 @@
    when the command was stopped. The exit code goes to the metadata, never into the text.
 
 An abort does not fail the call: like OpenCode, the tool answers with what the command printed so far
-and ``User aborted the command``. So :class:`BashTool` runs the wrap itself instead of letting the
-generic one race the abort signal.
+and ``User aborted the command``. So the tool is declared with ``handles_abort``: the generic wrap
+does not race the abort signal against it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from .. import boundary, paths
 from ..context import ToolContext
-from ..contract import AbortedError, Tool, ToolResult
+from ..contract import AbortedError, ToolResult
 from ..errors import ToolError
 from ..flags import Flags
 from ..truncate import Truncator
@@ -215,21 +215,9 @@ async def execute(params: BashParameters, ctx: ToolContext) -> ToolResult:
     return ToolResult(title=params.command, output=output, metadata=metadata)
 
 
-class BashTool(Tool):
-    """The bash tool: the generic wrap, except that an abort while the command runs is answered by the
-    tool itself (with the output so far) instead of cancelling it."""
+def init() -> dict[str, Any]:
+    """The tool, built on first use (its description comes from :func:`define`'s callable).
 
-    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
-        """Validate, then execute; the result carries ``truncated`` so no generic truncation applies."""
-        params = self.validate(args)
-        ctx.loop = asyncio.get_running_loop()
-        if ctx.tool is None:
-            ctx.tool = self.id
-        if ctx.abort.aborted:
-            raise AbortedError()
-        return await execute(params, ctx)
-
-
-def init() -> BashTool:
-    """The tool, built on first use (its description comes from :func:`define`'s callable)."""
-    return BashTool("bash", "", parameters=BashParameters, execute=execute)
+    An abort while the command runs is answered by the tool itself, with the output so far.
+    """
+    return {"parameters": BashParameters, "execute": execute, "handles_abort": True}
