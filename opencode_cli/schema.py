@@ -224,7 +224,7 @@ def adapt(schema: Any, profile: str) -> Any:
     if profile == "openai":
         return _openai(schema)
     if profile == "openai-strict":
-        return strict(_openai(schema))
+        return strict(_openai(schema)) if can_be_strict(schema) else _openai(schema)
     if profile == "kimi":
         return _kimi(schema)
     if profile == "gemini":
@@ -315,8 +315,6 @@ def _gemini(node: Any) -> Any:
     for key, value in node.items():
         if key == "enum" and isinstance(value, list):
             out["enum"] = [v if isinstance(v, str) else json.dumps(v) for v in value]
-            if out.get("type") in ("integer", "number"):
-                out["type"] = "string"
         elif key == "type" and isinstance(value, list):
             members = [t for t in value if t != "null"]
             if members:
@@ -331,6 +329,9 @@ def _gemini(node: Any) -> Any:
             out[key] = _gemini(value)
         else:
             out[key] = value
+    if "enum" in out and out.get("type") in ("integer", "number"):
+        # string values need a string type, wherever ``type`` stands (pydantic writes it after ``enum``)
+        out["type"] = "string"
     combined = any(key in out for key in COMBINERS)
     if (
         out.get("type") == "object"
@@ -381,6 +382,31 @@ def strict(node: Any) -> Any:
     return out
 
 
+def can_be_strict(node: Any) -> bool:
+    """Whether :func:`strict` keeps the schema's meaning: it has no free-form object (a map of any keys).
+
+    Strict mode closes every object, so ``dict[str, X]`` (``additionalProperties`` a schema), patterned keys
+    or an object without ``properties`` would only accept ``{}``. Such a tool is sent ``strict: false``
+    with the plain OpenAI schema instead.
+    """
+    if isinstance(node, list):
+        return all(can_be_strict(item) for item in node)
+    if not isinstance(node, dict):
+        return True
+    kind = node.get("type")
+    if kind == "object" or (isinstance(kind, list) and "object" in kind):
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) or "patternProperties" in node:
+            return False
+        if not isinstance(node.get("properties"), dict) and extra is not False:
+            return False
+    return all(
+        can_be_strict(value) if key != "properties" else can_be_strict(list(value.values()))
+        for key, value in node.items()
+        if isinstance(value, dict | list) and key not in ("required", "enum", "const", "default", "examples")
+    )
+
+
 def _nullable(prop: Any) -> Any:
     if not isinstance(prop, dict):
         return prop
@@ -397,14 +423,33 @@ def _nullable(prop: Any) -> Any:
 
 
 def strict_nulls_to_absent(args: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Undo :func:`strict` on received arguments: drop ``null`` for properties that were optional."""
+    """Undo :func:`strict` on received arguments: drop ``null`` for properties that were optional.
+
+    Nested objects (also inside arrays and ``anyOf`` branches) are handled the same way, as :func:`strict`
+    made their optional properties nullable too.
+    """
     required = set(schema.get("required") or [])
     properties = schema.get("properties") or {}
-    return {
-        key: value
-        for key, value in args.items()
-        if not (value is None and key in properties and key not in required)
-    }
+    out = {}
+    for key, value in args.items():
+        prop = properties.get(key)
+        if value is None and key in properties and key not in required:
+            continue
+        out[key] = _nulls_to_absent_in(value, prop)
+    return out
+
+
+def _nulls_to_absent_in(value: Any, schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    branches = [schema, *(b for key in COMBINERS for b in schema.get(key) or [] if isinstance(b, dict))]
+    if isinstance(value, dict):
+        target = next((b for b in branches if isinstance(b.get("properties"), dict)), None)
+        return strict_nulls_to_absent(value, target) if target is not None else value
+    if isinstance(value, list):
+        items = next((b["items"] for b in branches if isinstance(b.get("items"), dict)), None)
+        return [_nulls_to_absent_in(item, items) for item in value] if items is not None else value
+    return value
 
 
 def describe_changes(before: Any, after: Any, path: str = "") -> list[str]:

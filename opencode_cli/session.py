@@ -131,6 +131,9 @@ class Session:
     """The model requests are made for (per-model filter and schema profile)."""
     profile: str | None = None
     """Override the provider's schema profile (e.g. ``openai-strict``)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Host values added to every call's ``ctx.extra``, e.g. ``"question"``: the async callable the
+    ``question`` and ``plan_exit`` tools reach the user with (see :mod:`opencode_cli.tools._question`)."""
 
     def __post_init__(self) -> None:
         service = self.project.permissions
@@ -185,7 +188,7 @@ class Session:
             agent=self.agent.name,
             abort=abort or AbortSignal(),
             call_id=call_id,
-            extra={"model": None},
+            extra={"model": None, **self.extra},
             messages=self.messages,
             directory=project.directory,
             worktree=project.worktree,
@@ -229,7 +232,7 @@ class Session:
         offered; calls are rerouted to it by :meth:`dispatch`.
         """
         from .permission import disabled
-        from .schema import adapt, profile_for
+        from .schema import adapt, can_be_strict, profile_for
         from .tools._collate import sort_key
 
         registry = self.project.registry
@@ -242,9 +245,8 @@ class Session:
         wire = []
         for definition in registry.tools(model, hidden):
             schema = definition.parameters
-            wire.append(
-                WireTool(definition.id, definition.description, adapt(schema, profile), strict, schema)
-            )
+            flag = False if strict and not can_be_strict(schema) else strict  # see schema.can_be_strict
+            wire.append(WireTool(definition.id, definition.description, adapt(schema, profile), flag, schema))
         wire.sort(key=lambda tool: sort_key(tool.name))
         self._offered = {tool.name: tool for tool in wire}
         return wire

@@ -78,8 +78,11 @@ def test_gemini_drops_properties_from_non_objects_and_filters_required() -> None
 
 def test_gemini_enums_become_strings() -> None:
     assert adapt({"type": "integer", "enum": [1, 2]}, "gemini") == {"type": "string", "enum": ["1", "2"]}
-    # the type is only rewritten when it comes before the enum (OpenCode copies keys in order)
-    assert adapt({"enum": [1, 2], "type": "integer"}, "gemini") == {"enum": ["1", "2"], "type": "integer"}
+    # whatever the key order: pydantic writes ``type`` after ``enum`` (OpenCode only rewrote a type that came
+    # first, which Effect's schemas always do), and an integer type with string values matches nothing
+    assert adapt({"enum": [1, 2], "type": "integer"}, "gemini") == {"enum": ["1", "2"], "type": "string"}
+    assert adapt({"enum": [0.5], "type": "number"}, "gemini")["type"] == "string"
+    assert adapt({"enum": ["a"], "type": "string"}, "gemini") == {"enum": ["a"], "type": "string"}
 
 
 def test_gemini_type_arrays() -> None:

@@ -56,8 +56,13 @@ def call(
     from ..wire import WireError, loads
     from .tools_cmd import _flag_rules, _progress_printer, _terminal_prompt
 
+    if text is None and file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            fail(f"error: cannot read {file}: {getattr(error, 'strerror', None) or error}")
     if text is None:
-        text = file.read_text(encoding="utf-8") if file is not None else sys.stdin.read()
+        text = sys.stdin.read()
     try:
         calls = loads(text)
     except WireError as error:
