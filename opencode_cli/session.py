@@ -188,7 +188,7 @@ class Session:
             agent=self.agent.name,
             abort=abort or AbortSignal(),
             call_id=call_id,
-            extra={"model": None, **self.extra},
+            extra={"model": self.model, **self.extra},
             messages=self.messages,
             directory=project.directory,
             worktree=project.worktree,

@@ -14,7 +14,7 @@ from ..contract import define
 from ..flags import Flags
 from ..hookspecs import hookimpl
 from ..registry import RegisterTool
-from . import _bash_prompt
+from . import _bash_prompt, _websearch_prompt
 
 HERE = Path(__file__).parent
 
@@ -33,4 +33,6 @@ def register_tools(register: RegisterTool, flags: Flags) -> None:
     register(_builtin("grep"))
     register(_builtin("edit"))
     register(_builtin("write"))
+    register(_builtin("webfetch"))
+    register(define("websearch", "opencode_cli.tools.websearch:init", description=_websearch_prompt.describe))
     register(_builtin("apply_patch"))
