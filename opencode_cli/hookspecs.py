@@ -27,6 +27,7 @@ import pluggy
 if TYPE_CHECKING:
     from .contract import ToolResult
     from .flags import Flags
+    from .project import Project
     from .registry import RegisterTool, ToolDefinitionOutput
 
 PROJECT_NAME = "opencode"
@@ -36,7 +37,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def register_tools(register: RegisterTool, flags: Flags) -> None:
+def register_tools(register: RegisterTool, flags: Flags, project: Project | None) -> None:
     """Contribute tools.
 
     Called once when a project's registry is first built, for every loaded plugin.
@@ -48,6 +49,9 @@ def register_tools(register: RegisterTool, flags: Flags) -> None:
         ``gate="reason"`` for a tool that exists but is switched off in this environment.
     :param flags: the project's :class:`opencode_cli.flags.Flags` (``OPENCODE_*`` environment), for
         plugins whose tools depend on them.
+    :param project: the :class:`opencode_cli.project.Project` whose registry is being built (its
+        directory, environment, config and skills), for tools whose description depends on the project;
+        ``None`` when a registry is built without one. Read it lazily: the registry is not ready yet.
 
     A plugin that raises here is marked ``failed`` in ``opencode plugins list``; the tools it registered
     before raising are kept.

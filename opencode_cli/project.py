@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from .plugins import Plugins
     from .registry import ModelRef, Registry, ToolDefinition
     from .session import Prompt, Session
+    from .skills import Skills
     from .store import Store
     from .truncate import Truncator
+    from .watch import Watcher
 
 
 def _stderr_warning(message: str) -> None:
@@ -111,7 +113,7 @@ class Project:
         """Every tool of the project, in OpenCode's order."""
         from .registry import Registry
 
-        return Registry(self.plugins, self.flags, self.config_dirs)
+        return Registry(self.plugins, self.flags, self.config_dirs, project=self)
 
     @cached_property
     def truncator(self) -> Truncator:
@@ -161,8 +163,21 @@ class Project:
             home=str(paths.home_dir(self.env)),
             truncate_glob=self.truncator.glob,
             data_dir=paths.data_dir(self.env),
-            extra_allowed_dirs=[os.path.join(str(paths.tmp_dir()), "*")],
+            extra_allowed_dirs=[
+                os.path.join(str(paths.tmp_dir()), "*"),
+                *(os.path.join(folder, "*") for folder in self.skills.directories()),
+            ],
         )
+
+    @cached_property
+    def skills(self) -> Skills:
+        """The skills found for this project (``SKILL.md`` files; problems are warned about once)."""
+        from .skills import discover
+
+        found = discover(self.directory, self.worktree, self.env, self.config_dirs, self.config.data)
+        for problem in found.problems:
+            self.warn(problem)
+        return found
 
     def agent(self, name: str | None = None) -> Agent:
         """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
@@ -194,6 +209,14 @@ class Project:
         from .session import Session, refuse_without_terminal
 
         return Session(self, self.agent(agent), prompt=prompt or refuse_without_terminal, **options)
+
+    def watch(self, **options: Any) -> Watcher:
+        """Hot reload: a :class:`~opencode_cli.watch.Watcher` that rebuilds this project's tools when tool
+        files or ``opencode.toml`` change and swaps them in between calls (``async with`` it, iterate it
+        for change reports, and hold it around each call; see :mod:`opencode_cli.watch`)."""
+        from .watch import Watcher
+
+        return Watcher(self, **options)
 
     def run_tool(
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any

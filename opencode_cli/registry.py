@@ -7,6 +7,7 @@ replaced source is remembered so ``tools list --json`` can say what was shadowed
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from .errors import UnknownToolError
 if TYPE_CHECKING:
     from .flags import Flags
     from .plugins import PluginRecord, Plugins
+    from .project import Project
 
 AnyTool = Tool | LazyTool
 
@@ -153,10 +155,13 @@ class Hidden:
 class Registry:
     """The tools of one project: built once, then filtered per model."""
 
-    def __init__(self, plugins: Plugins, flags: Flags, tool_dirs: Iterable[Path]) -> None:
+    def __init__(
+        self, plugins: Plugins, flags: Flags, tool_dirs: Iterable[Path], project: Project | None = None
+    ) -> None:
         self.plugins = plugins
         self.flags = flags
         self.tool_dirs = list(tool_dirs)
+        self.project = project
         self._entries: dict[str, ToolEntry] | None = None
 
     # -- building ----------------------------------------------------------------------------------------
@@ -211,7 +216,7 @@ class Registry:
             if record is not None:
                 record.tools.append(tool.id)
 
-        available = {"register": register, "flags": self.flags}
+        available = {"register": register, "flags": self.flags, "project": self.project}
         from .plugins import run_awaitable
 
         try:
@@ -316,7 +321,10 @@ class Registry:
 
     def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
         """One tool's definition for ``model``, after the ``tool_definition`` hooks."""
-        output = ToolDefinitionOutput(entry.tool.description, lambda: entry.tool.load().schema())
+        # a copy: hooks may edit the schema in place, and a loaded tool caches its own
+        output = ToolDefinitionOutput(
+            entry.tool.description, lambda: copy.deepcopy(entry.tool.load().schema())
+        )
         if self.plugins.has_hook("tool_definition"):
             self.plugins.call("tool_definition", tool_id=entry.id, model=model, output=output)
         return ToolDefinition(entry, output)

@@ -1,8 +1,9 @@
-"""The sqlite store: state that outlives one process (permission approvals given with "always").
+"""The sqlite store: state that outlives one process (permission approvals given with "always", and
+each session's todo list).
 
 One file, ``<data>/opencode.db``, in WAL mode with a busy timeout so two processes can use it at once.
 The schema is versioned with ``PRAGMA user_version``; each migration runs once, in order, inside a
-transaction. Later issues add tables here (todos, the call log).
+transaction. Later issues add tables here (the call log).
 """
 
 from __future__ import annotations
@@ -21,6 +22,18 @@ MIGRATIONS: tuple[str, ...] = (
         pattern TEXT NOT NULL,
         created_at REAL NOT NULL,
         PRIMARY KEY (session_id, permission, pattern)
+    );
+    """,
+    # 2: the todo list of each session (the todowrite tool); ``position`` keeps the model's order
+    """
+    CREATE TABLE todo (
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        status TEXT NOT NULL,
+        priority TEXT NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (session_id, position)
     );
     """,
 )
@@ -108,3 +121,27 @@ class Store:
                 (session_id,),
             ).fetchall()
         return [(permission, pattern) for permission, pattern in rows]
+
+    # -- todo lists ----------------------------------------------------------------------------------
+
+    def set_todos(self, session_id: str, todos: list[dict[str, str]]) -> None:
+        """Replace the todo list of ``session_id`` (dicts with ``content``, ``status`` and ``priority``)."""
+        now = time.time()
+        with self.connect() as connection:
+            connection.execute("DELETE FROM todo WHERE session_id = ?", (session_id,))
+            connection.executemany(
+                "INSERT INTO todo VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (session_id, position, item["content"], item["status"], item["priority"], now)
+                    for position, item in enumerate(todos)
+                ],
+            )
+
+    def todos(self, session_id: str) -> list[dict[str, str]]:
+        """The todo list of ``session_id``, in the order it was written (empty when there is none)."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT content, status, priority FROM todo WHERE session_id = ? ORDER BY position",
+                (session_id,),
+            ).fetchall()
+        return [{"content": c, "status": s, "priority": p} for c, s, p in rows]

@@ -23,11 +23,13 @@ plugins_app = typer.Typer(help="Installed plugins and tool files.", no_args_is_h
 config_app = typer.Typer(help="Read and write opencode.toml.", no_args_is_help=True)
 permissions_app = typer.Typer(help="See how permission rules decide.", no_args_is_help=True)
 agents_app = typer.Typer(help="Built-in and configured agents.", no_args_is_help=True)
+todos_app = typer.Typer(help="The todo lists sessions keep (the todowrite tool).", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(config_app, name="config")
 app.add_typer(permissions_app, name="permissions")
 app.add_typer(agents_app, name="agents")
+app.add_typer(todos_app, name="todos")
 
 
 def _version(value: bool) -> None:
@@ -117,6 +119,15 @@ def tools_run(
         list[str] | None,
         typer.Option("--deny", metavar="PERMISSION[=PATTERN]", help="Deny outright (repeatable; wins)."),
     ] = None,
+    answer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--answer",
+            metavar="TEXT",
+            help="Answer the next question the tool asks (question, plan_exit): a choice's number or label, "
+            "or your own words; commas separate several choices (repeatable, in order).",
+        ),
+    ] = None,
 ) -> None:
     """Run a tool as a model would call it and print what the model would get."""
     from .tools_cmd import run_tool
@@ -131,6 +142,7 @@ def tools_run(
         yes=yes,
         allow=allow or [],
         deny=deny or [],
+        answers=answer or [],
     )
 
 
@@ -184,6 +196,28 @@ def tools_call(
         deny=deny or [],
         as_json=json_,
     )
+
+
+@tools_app.command("watch")
+def tools_watch(model: ModelOption = None, agent: AgentOption = None, json_: JsonOption = False) -> None:
+    """Hot reload: print the tools, then what each save of a tool file or opencode.toml changes (the
+    schema difference), until Ctrl-C. --json: one object per line."""
+    from .watch_cmd import watch
+
+    watch(model, agent, json_)
+
+
+@tools_app.command("new")
+def tools_new(
+    name: Annotated[str, typer.Argument(help="The tool name (letters, digits, _), also the file name.")],
+    global_: Annotated[
+        bool, typer.Option("--global", "-g", help="Write it in the global config directory.")
+    ] = False,
+) -> None:
+    """Write .opencode/tool/NAME.py from a template that runs as written (never overwrites)."""
+    from .new_cmd import new_tool
+
+    new_tool(name, global_)
 
 
 @plugins_app.command("list")
@@ -245,3 +279,14 @@ def agents_list(json_: JsonOption = False) -> None:
     from .permissions_cmd import list_agents
 
     list_agents(json_)
+
+
+@todos_app.command("show")
+def todos_show(
+    session: Annotated[str, typer.Option("--session", "-s", help="The session whose list to show.")],
+    json_: JsonOption = False,
+) -> None:
+    """Show a session's todo list, as the todowrite tool last wrote it."""
+    from .todos_cmd import show
+
+    show(session, json_)

@@ -215,6 +215,7 @@ def run_tool(
     yes: bool,
     allow: list[str] = (),  # type: ignore[assignment]
     deny: list[str] = (),  # type: ignore[assignment]
+    answers: list[str] = (),  # type: ignore[assignment]
 ) -> None:
     """Parse the arguments, run the tool in a session and print what the model would get."""
     import asyncio
@@ -229,10 +230,14 @@ def run_tool(
             arguments = parse_arguments(tokens, tool.schema(), notice=err)
         except ArgsError as error:
             fail(f"error: {error}", EXIT_USAGE)
+        from .question_prompt import TerminalAsker
+
+        asker = TerminalAsker(list(answers))
         options: dict[str, Any] = {
             "prompt": _terminal_prompt(yes),
             "on_metadata": _progress_printer(),
             "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
+            "extra": {"question": asker},
         }
         if session_id:
             options["id"] = session_id
@@ -256,6 +261,8 @@ def run_tool(
     finally:
         if sys.stderr.isatty() and session.on_metadata is not None:
             sys.stderr.write("\r\x1b[2K")
+    if asker.unused:
+        err(f"warning: {len(asker.unused)} --answer value(s) not used: no question took them")
     output = result.output
     if full and result.metadata.get("outputPath"):
         output = Path(result.metadata["outputPath"]).read_text(encoding="utf-8", errors="replace")

@@ -8,13 +8,19 @@ really works.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..contract import define
 from ..flags import Flags
 from ..hookspecs import hookimpl
 from ..registry import RegisterTool
-from . import _bash_prompt, _websearch_prompt
+from . import _bash_prompt, _skill_prompt, _websearch_prompt
+
+if TYPE_CHECKING:
+    from ..project import Project
 
 HERE = Path(__file__).parent
 
@@ -23,10 +29,33 @@ def _builtin(tool_id: str) -> object:
     return define(tool_id, f"opencode_cli.tools.{tool_id}:init", description=HERE / f"{tool_id}.txt")
 
 
+def _question_gate(flags: Flags) -> str | None:
+    if flags.question_tool_enabled:
+        return None
+    return (
+        f"offered only to the app, cli and desktop clients (OPENCODE_CLIENT is {flags.client!r}) "
+        "or with OPENCODE_ENABLE_QUESTION_TOOL"
+    )
+
+
+def _plan_exit_gate(flags: Flags) -> str | None:
+    if not flags.experimental_plan_mode:
+        return "experimental plan mode is off (OPENCODE_EXPERIMENTAL_PLAN_MODE)"
+    if flags.client != "cli":
+        return f"offered only to the cli client in plan mode (OPENCODE_CLIENT is {flags.client!r})"
+    return None
+
+
+def _skill_init(project: Project | None) -> Callable[[], Any]:
+    """The skill tool's init, bound to the project whose skills it loads (imported on first use)."""
+    return lambda: importlib.import_module("opencode_cli.tools.skill").init(project)
+
+
 @hookimpl
-def register_tools(register: RegisterTool, flags: Flags) -> None:
+def register_tools(register: RegisterTool, flags: Flags, project: Project | None) -> None:
     """Register the built-in tools in OpenCode's order."""
     register(_builtin("invalid"))
+    register(_builtin("question"), gate=_question_gate(flags))
     register(define("bash", "opencode_cli.tools.bash:init", description=_bash_prompt.describer(flags)))
     register(_builtin("read"))
     register(_builtin("glob"))
@@ -34,5 +63,8 @@ def register_tools(register: RegisterTool, flags: Flags) -> None:
     register(_builtin("edit"))
     register(_builtin("write"))
     register(_builtin("webfetch"))
+    register(_builtin("todowrite"))
     register(define("websearch", "opencode_cli.tools.websearch:init", description=_websearch_prompt.describe))
+    register(define("skill", _skill_init(project), description=_skill_prompt.describer(project)))
     register(_builtin("apply_patch"))
+    register(_builtin("plan_exit"), gate=_plan_exit_gate(flags))

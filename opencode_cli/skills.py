@@ -1,0 +1,702 @@
+"""Skills: ``SKILL.md`` files found on disk, and the built-in one (builtin spec §13).
+
+A skill is a directory holding a ``SKILL.md`` whose YAML front matter gives at least a ``name`` (a
+string) and usually a ``description``; the rest of the file is the instructions the ``skill`` tool hands
+to the model, and the other files of the directory are resources the instructions refer to.
+
+Where skills are looked for, in load order (a later skill with the same name replaces an earlier one):
+
+1. the built-in ``customize-opencode`` skill;
+2. unless ``OPENCODE_DISABLE_EXTERNAL_SKILLS``: ``~/.claude/skills`` (unless ``OPENCODE_DISABLE_CLAUDE_CODE``
+   or ``OPENCODE_DISABLE_CLAUDE_CODE_SKILLS``) and ``~/.agents/skills``, then ``.claude/skills`` and
+   ``.agents/skills`` in every directory from the worktree root down to the working directory (nearer
+   ones win; outside git only the working directory itself);
+3. ``skill/`` and ``skills/`` of every config directory, in the config directories' order;
+4. the directories listed in config ``skills.paths`` (``~/`` expanded, relative ones taken from the
+   working directory).
+
+Each root is searched at any depth (symbolic links followed, hidden directories included). A
+``SKILL.md`` that cannot be used is skipped with a problem naming the file and, for the front matter,
+the field. Config ``skills.urls`` (skills downloaded by OpenCode) is not supported: it is reported.
+
+The front matter is read by a small parser of the YAML subset such files use (``key: value`` pairs,
+quoted strings, ``|``/``>`` block scalars, simple lists and nested tables), so this module needs neither
+PyYAML nor pydantic.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SKILL_FILE = "SKILL.md"
+BUILTIN_LOCATION = "<built-in>"
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill: its name, description, where its ``SKILL.md`` is, and the instructions in it."""
+
+    name: str
+    description: str | None
+    location: str
+    """The absolute path of the ``SKILL.md``, or ``<built-in>``."""
+    content: str
+    """The file without its front matter."""
+
+    @property
+    def directory(self) -> str | None:
+        """The skill's base directory (``None`` for the built-in skill)."""
+        return None if self.location == BUILTIN_LOCATION else os.path.dirname(self.location)
+
+
+@dataclass
+class Skills:
+    """The skills of a project, in load order, with what went wrong while finding them."""
+
+    by_name: dict[str, Skill] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    """One line per skipped file or unsupported setting, naming the file (and the field)."""
+
+    def get(self, name: str) -> Skill | None:
+        """The skill called ``name``."""
+        return self.by_name.get(name)
+
+    def names(self) -> list[str]:
+        """Every skill name, sorted."""
+        return sorted(self.by_name)
+
+    def sorted(self) -> list[Skill]:
+        """Every skill, sorted by name."""
+        return [self.by_name[name] for name in self.names()]
+
+    def directories(self) -> list[str]:
+        """The base directory of every skill found on disk (once each, in load order)."""
+        found: list[str] = []
+        for skill in self.by_name.values():
+            folder = skill.directory
+            if folder is not None and folder not in found:
+                found.append(folder)
+        return found
+
+
+# -- front matter --------------------------------------------------------------------------------------
+
+
+class FrontMatterError(ValueError):
+    """The front matter is not the YAML this parser reads; the message names the line."""
+
+
+_KEY = re.compile(r"""^(?P<key>[^\s#'"\-?:,\[\]{}][^:#]*?|"[^"]*"|'[^']*')\s*:(?:\s+(?P<value>.*))?$""")
+_INT = re.compile(r"^[-+]?[0-9]+$")
+_HEX_OCT = re.compile(r"^0x[0-9a-fA-F]+$|^0o[0-7]+$")
+_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_SPECIAL_FLOAT = re.compile(r"^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
+_BLOCK = re.compile(r"^(?P<style>[|>])(?P<flags>[-+0-9]*)\s*(#.*)?$")
+
+
+def split_front_matter(text: str) -> tuple[str | None, str, int]:
+    """``(front matter, body, line number of the first front-matter line)``.
+
+    The front matter is ``None`` when the text does not start with a ``---`` line. Raises
+    :class:`FrontMatterError` when the block is never closed.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")  # only "\n" ends a line (not the other characters str.splitlines knows)
+    if lines[0].rstrip() != "---":
+        return None, text, 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() in ("---", "..."):
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), 2
+    raise FrontMatterError("the front matter starting on line 1 is never closed by a '---' line")
+
+
+def parse_yaml(text: str, first_line: int = 1) -> dict[str, Any]:
+    """A mapping from the simple YAML a front matter holds; :class:`FrontMatterError` names the line."""
+    lines = [(first_line + i, line.rstrip("\r\n")) for i, line in enumerate(text.split("\n"))]
+    parser = _Parser(lines)
+    result = parser.mapping(0)
+    parser.expect_end()
+    return result
+
+
+class _Parser:
+    def __init__(self, lines: list[tuple[int, str]]) -> None:
+        self.lines = lines
+        self.at = 0
+
+    # helpers over lines
+
+    @staticmethod
+    def _blank(line: str) -> bool:
+        stripped = line.strip()
+        return not stripped or stripped.startswith("#")
+
+    @staticmethod
+    def _indent(line: str) -> int:
+        return len(line) - len(line.lstrip(" \t"))
+
+    def _skip_blank(self) -> None:
+        while self.at < len(self.lines) and self._blank(self.lines[self.at][1]):
+            self.at += 1
+
+    def _next_indent(self) -> int | None:
+        """The indentation of the next meaningful line (``None`` at the end)."""
+        self._skip_blank()
+        return self._indent(self.lines[self.at][1]) if self.at < len(self.lines) else None
+
+    def expect_end(self) -> None:
+        self._skip_blank()
+        if self.at < len(self.lines):
+            number, line = self.lines[self.at]
+            raise FrontMatterError(f"line {number}: unexpected indentation in {line.strip()!r}")
+
+    # structures
+
+    def mapping(self, indent: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        while (found := self._next_indent()) is not None and found == indent:
+            number, line = self.lines[self.at]
+            match = _KEY.match(line.strip())
+            if match is None:
+                raise FrontMatterError(f"line {number}: expected 'key: value', found {line.strip()!r}")
+            key = match["key"].strip()
+            if key[:1] in "\"'":
+                key = key[1:-1]
+            if key in result:
+                raise FrontMatterError(f"line {number}: the key {key!r} appears twice")
+            self.at += 1
+            result[key] = self.value(match["value"], indent, number)
+        return result
+
+    def sequence(self, indent: int) -> list[Any]:
+        items: list[Any] = []
+        while (found := self._next_indent()) is not None and found == indent:
+            number, line = self.lines[self.at]
+            stripped = line.strip()
+            if not (stripped == "-" or stripped.startswith("- ")):
+                break
+            self.at += 1
+            rest = stripped[1:].strip()
+            if _KEY.match(rest) and not rest.startswith(("'", '"')):
+                # "- key: value" starts a table inside the list
+                inner = indent + 2
+                self.lines.insert(self.at, (number, " " * inner + rest))
+                items.append(self.mapping(inner))
+            else:
+                items.append(self.value(rest or None, indent, number))
+        return items
+
+    def value(self, text: str | None, indent: int, number: int) -> Any:
+        if text is not None:
+            text = text.strip()
+        if not text or text.startswith("#"):
+            child = self._next_indent()
+            if child is None or child <= indent:
+                if child == indent and self.lines[self.at][1].strip().startswith("- "):
+                    return self.sequence(indent)  # a list at the key's own indentation
+                return None
+            if self.lines[self.at][1].strip().startswith("-"):
+                return self.sequence(child)
+            return self.mapping(child)
+        block = _BLOCK.match(text)
+        if block:
+            return self.block_scalar(block["style"], block["flags"], indent)
+        if text[0] in "\"'":
+            return self.quoted(text, number)
+        if text[0] in "[{":
+            return self.flow(text, number)
+        return self.plain(text, indent)
+
+    def block_scalar(self, style: str, flags: str, indent: int) -> str:
+        chomp = "-" if "-" in flags else "+" if "+" in flags else ""
+        digits = "".join(c for c in flags if c.isdigit())
+        block_indent = indent + int(digits) if digits else None
+        lines: list[str] = []
+        while self.at < len(self.lines):
+            line = self.lines[self.at][1]
+            if line.strip():
+                current = self._indent(line)
+                if current <= indent or (block_indent is not None and current < block_indent):
+                    break
+                if block_indent is None:
+                    block_indent = current
+                lines.append(line[block_indent:])
+            else:
+                lines.append("")
+            self.at += 1
+        trailing = 0
+        while lines and lines[-1] == "":
+            lines.pop()
+            trailing += 1
+        if not lines:
+            return ""
+        body = "\n".join(lines) if style == "|" else _fold(lines)
+        if chomp == "-":
+            return body
+        return body + "\n" * (trailing + 1 if chomp == "+" else 1)
+
+    def quoted(self, text: str, number: int) -> str:
+        quote = text[0]
+        while True:
+            end = _closing_quote(text, quote)
+            if end is not None:
+                break
+            if self.at >= len(self.lines):
+                raise FrontMatterError(f"line {number}: the {quote} quoted string is never closed")
+            continuation = self.lines[self.at][1].strip()
+            self.at += 1
+            text += "\n" + continuation
+        rest = text[end + 1 :].strip()
+        if rest and not rest.startswith("#"):
+            raise FrontMatterError(f"line {number}: unexpected text after the quoted string: {rest!r}")
+        inner = re.sub(r"[ \t]*\n[ \t]*", " ", text[1:end])  # line breaks in a quoted string fold
+        if quote == "'":
+            return inner.replace("''", "'")
+        return _unescape(inner, number)
+
+    def flow(self, text: str, number: int) -> Any:
+        closing = "]" if text[0] == "[" else "}"
+        while not text.rstrip().endswith(closing) and self.at < len(self.lines):
+            text += " " + self.lines[self.at][1].strip()
+            self.at += 1
+        text = text.strip()
+        if not text.endswith(closing):
+            raise FrontMatterError(f"line {number}: {text[0]!r} is never closed")
+        items = [item.strip() for item in _split_flow(text[1:-1])]
+        items = [item for item in items if item]
+        if closing == "]":
+            return [self._flow_scalar(item, number) for item in items]
+        result: dict[str, Any] = {}
+        for item in items:
+            key, colon, value = item.partition(":")
+            if not colon:
+                raise FrontMatterError(f"line {number}: expected 'key: value' in {item!r}")
+            result[key.strip().strip("\"'")] = self._flow_scalar(value.strip(), number)
+        return result
+
+    def _flow_scalar(self, item: str, number: int) -> Any:
+        if item[:1] in "\"'":
+            end = _closing_quote(item, item[0])
+            if end is None:
+                raise FrontMatterError(f"line {number}: the {item[0]} quoted string is never closed")
+            inner = item[1:end]
+            return inner.replace("''", "'") if item[0] == "'" else _unescape(inner, number)
+        return _typed(item)
+
+    def plain(self, text: str, indent: int) -> Any:
+        text = re.sub(r"\s+#.*$", "", text)
+        parts = [text]
+        # a plain scalar may go on over more-indented lines (folded with spaces)
+        while self.at < len(self.lines):
+            line = self.lines[self.at][1]
+            if not line.strip() or self._indent(line) <= indent:
+                break
+            parts.append(re.sub(r"\s+#.*$", "", line.strip()))
+            self.at += 1
+        joined = " ".join(part for part in parts if part)
+        return _typed(joined) if len(parts) == 1 else joined
+
+
+def _fold(lines: list[str]) -> str:
+    """The lines of a ``>`` block joined as YAML folds them: a single line break becomes a space, blank
+    lines become line breaks, and more-indented lines keep their line breaks."""
+    result = ""
+    previous: str | None = None
+    blanks = 0
+    for line in lines:
+        if not line:
+            blanks += 1
+            continue
+        kind = "more" if line[0] in " \t" else "normal"
+        if previous is None:
+            result += "\n" * blanks
+        elif previous == kind == "normal":
+            result += "\n" * blanks if blanks else " "
+        else:
+            result += "\n" * (blanks + 1)
+        result += line
+        previous, blanks = kind, 0
+    return result
+
+
+def _closing_quote(text: str, quote: str) -> int | None:
+    index = 1
+    while index < len(text):
+        char = text[index]
+        if quote == '"' and char == "\\":
+            index += 2
+            continue
+        if char == quote:
+            if quote == "'" and text[index + 1 : index + 2] == "'":
+                index += 2
+                continue
+            return index
+        index += 1
+    return None
+
+
+_ESCAPES = {
+    "0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f", "r": "\r",
+    "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028",
+    "P": "\u2029",
+}  # fmt: skip
+
+
+def _unescape(text: str, number: int) -> str:
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\":
+            out.append(char)
+            index += 1
+            continue
+        code = text[index + 1 : index + 2]
+        if code in _ESCAPES:
+            out.append(_ESCAPES[code])
+            index += 2
+        elif code in ("x", "u", "U"):
+            width = {"x": 2, "u": 4, "U": 8}[code]
+            digits = text[index + 2 : index + 2 + width]
+            try:
+                out.append(chr(int(digits, 16)))
+            except ValueError:
+                raise FrontMatterError(f"line {number}: bad escape \\{code}{digits}") from None
+            index += 2 + width
+        else:
+            raise FrontMatterError(f"line {number}: unknown escape \\{code} in a double-quoted string")
+    return "".join(out)
+
+
+def _split_flow(text: str) -> list[str]:
+    parts, current, quote = [], "", ""
+    for char in text:
+        if quote:
+            current += char
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+            current += char
+        elif char == ",":
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return parts
+
+
+def _typed(text: str) -> Any:
+    """A plain scalar as YAML 1.2's core schema types it: null, booleans and numbers, else the string."""
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if _INT.match(text):
+        return int(text, 10)
+    if _HEX_OCT.match(text):
+        return int(text, 0)
+    if _FLOAT.match(text):
+        return float(text)
+    if _SPECIAL_FLOAT.match(text):
+        return float(text.replace(".", "", 1))  # ".inf" -> "inf", "-.inf" -> "-inf", ".nan" -> "nan"
+    return text
+
+
+_TYPE_NAMES = {
+    type(None): "empty (nothing after the colon)",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return _TYPE_NAMES.get(type(value), type(value).__name__)
+
+
+# -- loading one file ------------------------------------------------------------------------------------
+
+
+class SkillFileError(ValueError):
+    """A ``SKILL.md`` that cannot be used; the message names the file (and the field)."""
+
+
+def load(path: str | Path) -> Skill:
+    """Read one ``SKILL.md``; raises :class:`SkillFileError` naming the file and what is wrong."""
+    location = os.path.abspath(path)
+    try:
+        with open(location, encoding="utf-8") as handle:
+            text = handle.read()
+    except UnicodeDecodeError as error:
+        raise SkillFileError(f"{location}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise SkillFileError(f"{location}: cannot be read: {error.strerror or error}") from None
+    return parse(text, location)
+
+
+def parse(text: str, location: str) -> Skill:
+    """A skill from the text of a ``SKILL.md`` at ``location``."""
+    try:
+        front, body, first = split_front_matter(text)
+        if front is None:
+            raise SkillFileError(
+                f"{location}: no front matter; the file must start with a '---' line, then "
+                "'name: ...' and 'description: ...' lines, then a closing '---' line"
+            )
+        data = parse_yaml(front, first)
+    except FrontMatterError as error:
+        raise SkillFileError(f"{location}: front matter is not valid YAML: {error}") from None
+    if "name" not in data:
+        raise SkillFileError(f'{location}: front matter field "name" is missing (the skill name, a string)')
+    name = data["name"]
+    if not isinstance(name, str):
+        hint = " (put it in quotes)" if isinstance(name, bool | int | float) else ""
+        kind = _kind(name)
+        raise SkillFileError(f'{location}: front matter field "name" must be a string, not {kind}{hint}')
+    if not name.strip():
+        raise SkillFileError(f'{location}: front matter field "name" is empty')
+    description = data.get("description")
+    if "description" in data and not isinstance(description, str):
+        raise SkillFileError(
+            f'{location}: front matter field "description" must be a string, not {_kind(description)}'
+        )
+    return Skill(name.strip(), description, location, body)
+
+
+# -- discovery ---------------------------------------------------------------------------------------------
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    from .flags import parse_bool
+
+    value = env.get(name)
+    return False if value is None else parse_bool(name, value)
+
+
+def _chain(directory: Path, worktree: Path | None) -> list[Path]:
+    """``directory`` and its ancestors up to ``worktree``, farthest first (only ``directory`` outside git)."""
+    chain = [directory]
+    if worktree is not None:
+        for parent in directory.parents:
+            if not parent.is_relative_to(worktree):
+                break
+            chain.append(parent)
+    return list(reversed(chain))
+
+
+def roots(
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str],
+    config_dirs: Iterable[Path] = (),
+    config: Mapping[str, Any] | None = None,
+) -> list[Path]:
+    """The directories searched for ``SKILL.md`` files, in load order (missing ones included)."""
+    from . import paths
+
+    home = paths.home_dir(env)
+    claude = not any(
+        _flag(env, name) for name in ("OPENCODE_DISABLE_CLAUDE_CODE", "OPENCODE_DISABLE_CLAUDE_CODE_SKILLS")
+    )
+    external = [".claude", ".agents"] if claude else [".agents"]
+    found: list[Path] = []
+    if not _flag(env, "OPENCODE_DISABLE_EXTERNAL_SKILLS"):
+        found += [home / name / "skills" for name in external]
+        for folder in _chain(directory, worktree):
+            found += [folder / name / "skills" for name in external]
+    for folder in config_dirs:
+        found += [folder / "skill", folder / "skills"]
+    for entry in _config_paths(config):
+        expanded = str(home) + entry[1:] if entry == "~" or entry.startswith("~/") else entry
+        found.append(directory / expanded)
+    unique: list[Path] = []
+    for folder in found:
+        normal = Path(os.path.normpath(folder))
+        if normal not in unique:
+            unique.append(normal)
+    return unique
+
+
+def _config_paths(config: Mapping[str, Any] | None) -> list[str]:
+    table = (config or {}).get("skills")
+    if not isinstance(table, Mapping):
+        return []
+    value = table.get("paths")
+    if isinstance(value, str):
+        return [value]
+    return [entry for entry in value if isinstance(entry, str)] if isinstance(value, list) else []
+
+
+def skill_files(root: Path) -> Iterator[str]:
+    """Every ``SKILL.md`` under ``root`` at any depth, in name order (symbolic links followed once)."""
+    if not root.is_dir():
+        return
+    seen: set[str] = set()
+    for folder, subdirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            subdirs[:] = []
+            continue
+        seen.add(real)
+        subdirs.sort()
+        if SKILL_FILE in files and os.path.isfile(os.path.join(folder, SKILL_FILE)):
+            yield os.path.join(folder, SKILL_FILE)
+
+
+def discover(
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str],
+    config_dirs: Iterable[Path] = (),
+    config: Mapping[str, Any] | None = None,
+) -> Skills:
+    """Every skill of a project (see the module's docstring for where and in which order)."""
+    skills = Skills()
+    skills.by_name[BUILTIN.name] = BUILTIN
+    seen: set[str] = set()
+    for root in roots(directory, worktree, env, config_dirs, config):
+        for path in skill_files(root):
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                skill = load(path)
+            except SkillFileError as error:
+                skills.problems.append(f"skill skipped: {error}")
+                continue
+            previous = skills.by_name.pop(skill.name, None)
+            if previous is not None and previous.location != BUILTIN_LOCATION:
+                skills.problems.append(
+                    f'skill "{skill.name}" is defined twice: {skill.location} replaces {previous.location}'
+                )
+            skills.by_name[skill.name] = skill
+    table = (config or {}).get("skills")
+    if isinstance(table, Mapping) and table.get("urls"):
+        skills.problems.append(
+            "config skills.urls is not supported by opencode-cli: download the skills and list their "
+            "directory in skills.paths instead"
+        )
+    return skills
+
+
+def available_block(skills: Skills) -> str:
+    """The ``<available_skills>`` list the ``skill`` tool's description ends with.
+
+    Only skills with a description are listed (the model could not tell when to use the others), sorted
+    by name; a skill on disk is located by the ``file://`` URL of its ``SKILL.md``.
+    """
+    listed = [skill for skill in skills.sorted() if skill.description]
+    if not listed:
+        return "No skills are available."
+    lines = ["<available_skills>"]
+    for skill in listed:
+        location = "built-in" if skill.directory is None else Path(skill.location).as_uri()
+        lines += [
+            "  <skill>",
+            f"    <name>{skill.name}</name>",
+            f"    <description>{skill.description}</description>",
+            f"    <location>{location}</location>",
+            "  </skill>",
+        ]
+    lines.append("</available_skills>")
+    return "\n".join(lines)
+
+
+# -- the built-in skill ------------------------------------------------------------------------------------
+
+_BUILTIN_BODY = """\
+opencode-cli is configured with TOML files and extended with Python. Use this guide when the user wants
+to change how the tools behave, allow or forbid something, or add a tool, a plugin or a skill.
+
+## Configuration files
+
+`opencode.toml` files are merged, later ones winning: `~/.config/opencode/opencode.toml` (global), the file
+named by `$OPENCODE_CONFIG`, `opencode.toml` from the git root down to the working directory,
+`.opencode/opencode.toml` likewise, then `$OPENCODE_CONFIG_DIR/opencode.toml`. Run `opencode config path`
+to see which files are read, `opencode config get KEY` and `opencode config set KEY VALUE` to read and
+write keys.
+
+```toml
+model = "openai/gpt-5"
+
+[tool_output]          # where tool output is cut (the full text is saved to a file)
+max_lines = 2000
+max_bytes = 51200
+
+[permission]           # rules: the last one that matches wins
+bash = { "*" = "ask", "git status*" = "allow" }
+external_directory = { "/srv/data/*" = "allow" }
+read = { "*.env" = "deny" }
+
+[agent.reviewer]       # an agent of your own
+mode = "subagent"
+description = "Reviews changes"
+permission = { edit = "deny" }
+```
+
+Each permission rule has an action `allow`, `ask` or `deny`; patterns use `*` (anything, `/` included)
+and `?`. `opencode permissions check PERMISSION PATTERN` shows which rule decides.
+
+## Tool files
+
+A Python file in `tool/` or `tools/` of a config directory (`.opencode/`, `~/.config/opencode/`) adds
+tools. A function decorated with `@tool` and named `default` takes the file's name; any other one is
+called `<file>_<function>`. Parameters come from the signature; the docstring is the description.
+
+```python
+from opencode_cli import ToolContext, tool
+
+
+@tool
+def default(city: str, ctx: ToolContext) -> str:
+    \"\"\"Current weather for a city.\"\"\"
+    return f"{city}: sunny"
+```
+
+## Plugins
+
+A Python package declares an entry point in the `opencode` group and implements hooks marked with
+`opencode_cli.hookimpl`: `register_tools`, `tool_definition`, `tool_execute_before`, `tool_execute_after`.
+`opencode plugins list` shows what is loaded.
+
+## Skills
+
+A skill is a directory with a `SKILL.md`: front matter with `name` and `description`, then the
+instructions. Put it in `.opencode/skill/<name>/` (or `skills/`), `~/.config/opencode/skills/<name>/`,
+`.claude/skills/<name>/`, `.agents/skills/<name>/`, or a directory listed in `skills.paths`. Other files
+of the directory (scripts, references) are offered alongside the instructions.
+
+```markdown
+---
+name: release-notes
+description: Write release notes from the git log in the house style.
+---
+Read the log since the last tag with `git log --oneline`, then ...
+```
+"""
+
+BUILTIN = Skill(
+    name="customize-opencode",
+    description=(
+        "How to configure and extend opencode-cli: opencode.toml settings, permission rules, agents, tool "
+        "files, plugins and skills. Use it when the user asks to change opencode's behaviour or to add a "
+        "tool, plugin or skill."
+    ),
+    location=BUILTIN_LOCATION,
+    content=_BUILTIN_BODY,
+)
