@@ -1,0 +1,815 @@
+"""Hot reload: watch tool files and ``opencode.toml``, build a new generation, swap it in between calls.
+
+What is watched: the ``tool/`` and ``tools/`` folders of every config directory (those that exist, and
+the ``.opencode`` folders that could appear), and every ``opencode.toml`` the project reads
+(:func:`opencode_cli.config.config_files`). Folders are watched without recursion (tool files are not
+searched in sub-folders); a folder that does not exist yet is watched through its nearest existing
+parent, so creating ``.opencode/tool/`` is noticed too. watchfiles groups the events of one save
+(``step``, 50 ms of quiet) before a reload starts.
+
+Generations
+-----------
+A :class:`~opencode_cli.project.Project` stays the host's one handle: its sessions, permission service
+and store live on across reloads. What a reload replaces is a **generation**: every part of the project
+that is built from files — ``config``, ``config_dirs``, ``plugins`` (a fresh pluggy manager with the
+tool files imported anew), ``registry``, ``truncator``, ``skills``, ``agents`` (see :data:`SHARED` for
+what is kept). A generation is built off to the side, in a scratch ``Project`` for the same directory
+and environment (it shares the live project's permission service), and then installed into the live
+project with one ``dict.update`` of its cached attributes, so a reader sees the old parts or the new,
+never a mix.
+
+**Between calls, never during one.** A host marks each call, or each turn (``session.resolve()`` then
+``session.dispatch(call)``), with ``with watcher.hold():``. While any hold is open a finished generation
+waits as *pending*; the last hold to close installs it (a newer build replaces a pending one). So the
+tools a model was offered are the tools its calls find, and a call in flight keeps the generation it
+started with. (A call that is not held still finishes with the tool object it looked up, but the swap
+may land between a turn's ``resolve`` and its ``dispatch``: that is OpenCode#40825's "Unknown tool".)
+Holds never wait; a swap waits for a moment with no call in flight. A session keeps the agent (and so the
+permission rules) it was opened with; open a new session to apply rules changed in ``opencode.toml``.
+
+**Failures keep the last good version.** A tool file that fails to import keeps, in the new generation,
+the tools it had in the current one (taken from the module that imported fine), and the error is
+reported as ``file:line: Type: message``. A config file that does not parse (or anything else that
+stops a generation from being built) keeps the whole current generation and reports the error. An error
+is reported again only when its text changes or its file is saved again.
+
+**Entry-point plugins are not reloaded**: a new generation registers the modules already imported (their
+code is not run again), so a change to an installed package needs a restart. :attr:`Watcher.notice`
+says so; ``opencode tools watch`` prints it once at start.
+
+For hosts (:meth:`Project.watch() <opencode_cli.project.Project.watch>` returns a :class:`Watcher`)::
+
+    async with project.watch(model="gpt-5") as watcher:     # starts watching, stops on exit
+        async for report in watcher:                        # one ChangeReport per reload
+            print(report.summary())
+
+    # elsewhere, in the agent loop (same event loop or another thread):
+    with watcher.hold():
+        tools = session.resolve()
+        ...
+        part = await session.dispatch(call)
+
+or pass ``on_change=callback`` (called with each :class:`ChangeReport`, in the thread that installed
+it) and just ``await watcher.start()``. :meth:`Watcher.reload` rebuilds at once, without watchfiles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import importlib.util
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config import config_directories, config_files
+from .contract import ToolSource
+from .errors import ConfigError
+from .registry import Registry
+
+if TYPE_CHECKING:
+    from .project import Project
+    from .registry import AnyTool, ModelRef, ToolEntry
+
+#: Project attributes every generation shares (they hold state of their own: pending asks, approvals).
+SHARED = frozenset({"permissions", "store"})
+
+#: Project attributes each generation builds at once, in this order (others are left to build lazily).
+EAGER = ("flags", "config", "config_dirs", "plugins", "registry", "truncator", "skills", "agents")
+
+#: Reports kept for the async iterator when nobody reads them.
+_KEEP_REPORTS = 256
+
+#: Config-file labels that name a config directory's ``opencode.toml`` (its folder may hold tool files).
+_DIRECTORY_LABELS = frozenset({"global", "~/.opencode", ".opencode", "OPENCODE_CONFIG_DIR"})
+
+
+# -- what a reload reports ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One tool as the model is offered it in a generation."""
+
+    id: str
+    source: ToolSource
+    description: str
+    parameters: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape: ``id``, ``source``, ``description``."""
+        return {"id": self.id, "source": self.source.as_dict(), "description": self.description}
+
+
+@dataclass(frozen=True)
+class ToolChange:
+    """A tool offered before and after a reload, with a different schema, description or source."""
+
+    before: ToolInfo
+    after: ToolInfo
+
+    @property
+    def id(self) -> str:
+        """The tool id."""
+        return self.after.id
+
+    @cached_property
+    def parameters(self) -> list[str]:
+        """The JSON-Schema difference, one line each (see :func:`opencode_cli.schema.describe_changes`)."""
+        from .schema import describe_changes
+
+        return describe_changes(self.before.parameters, self.after.parameters)
+
+    @property
+    def description_changed(self) -> bool:
+        """Whether the description the model reads changed."""
+        return self.before.description != self.after.description
+
+    @property
+    def source_changed(self) -> bool:
+        """Whether the tool now comes from somewhere else (a tool file shadowing a built-in, say)."""
+        return self.before.source != self.after.source
+
+    def description_diff(self, limit: int = 12) -> list[str]:
+        """The description's changed lines (``-``/``+``), at most ``limit``."""
+        lines = [
+            line
+            for line in difflib.unified_diff(
+                self.before.description.splitlines(), self.after.description.splitlines(), n=0, lineterm=""
+            )
+            if not line.startswith(("---", "+++", "@@"))
+        ]
+        return lines[:limit] + ([f"… ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape: ``id``, ``source``, ``parameters`` (difference lines), ``description`` and
+        ``source_before`` (``null`` when unchanged)."""
+        return {
+            "id": self.id,
+            "source": self.after.source.as_dict(),
+            "parameters": self.parameters,
+            "description": (
+                {"before": self.before.description, "after": self.after.description}
+                if self.description_changed
+                else None
+            ),
+            "source_before": self.before.source.as_dict() if self.source_changed else None,
+        }
+
+
+@dataclass
+class ChangeReport:
+    """What one reload did: the tools added, removed and changed, and what went wrong."""
+
+    generation: int
+    """The generation in use after this reload (unchanged when ``ok`` is false)."""
+    files: list[str] = field(default_factory=list)
+    """The watched paths that changed (empty for a :meth:`Watcher.reload` without paths)."""
+    added: list[ToolInfo] = field(default_factory=list)
+    removed: list[ToolInfo] = field(default_factory=list)
+    changed: list[ToolChange] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """New failures, ``file:line: Type: message`` for a tool file (or the config error)."""
+    kept: dict[str, list[str]] = field(default_factory=dict)
+    """Tool file -> the ids it keeps from the last good generation (it failed to import)."""
+    resolved: list[str] = field(default_factory=list)
+    """Files (or plugins) that failed in the previous generation and load again."""
+    config: list[str] = field(default_factory=list)
+    """What changed in the merged configuration, one line each (``~ tool_output.max_lines: 5 -> 3``)."""
+    warnings: list[str] = field(default_factory=list)
+    ok: bool = True
+    """False when no generation could be built (e.g. invalid TOML): the previous one stays in use."""
+
+    @property
+    def unchanged(self) -> bool:
+        """No tool was added, removed or changed."""
+        return not (self.added or self.removed or self.changed)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of one ``opencode tools watch --json`` line (``"event": "reload"``)."""
+        return {
+            "event": "reload",
+            "ok": self.ok,
+            "generation": self.generation,
+            "files": self.files,
+            "added": [tool.as_dict() for tool in self.added],
+            "removed": [tool.as_dict() for tool in self.removed],
+            "changed": [change.as_dict() for change in self.changed],
+            "errors": self.errors,
+            "kept": self.kept,
+            "resolved": self.resolved,
+            "config": self.config,
+            "warnings": self.warnings,
+        }
+
+    def summary(self) -> str:
+        """One line: the generation and what changed."""
+        if not self.ok:
+            return f"reload failed, generation {self.generation} kept"
+        parts = [
+            f"{len(items)} {word}"
+            for items, word in ((self.added, "added"), (self.removed, "removed"), (self.changed, "changed"))
+            if items
+        ]
+        if not parts:
+            parts.append("no change to the tools")
+        if self.config:
+            parts.insert(0, "config changed")
+        if self.errors:
+            parts.append(f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}")
+        return f"generation {self.generation}: {', '.join(parts)}"
+
+
+@dataclass
+class Generation:
+    """The parts of a project built from files at one time, and what they offer the model."""
+
+    number: int
+    project: Project
+    """The project it was built in (a scratch project sharing the live one's permissions; the live
+    project itself for generation 1). Tools registered with ``project`` keep this one."""
+    parts: dict[str, Any]
+    """The project attributes it supplies (``config``, ``plugins``, ``registry``…)."""
+    tools: dict[str, ToolInfo]
+    """What the model is offered (the watcher's model and agent), by id, in order."""
+    failures: dict[str, str]
+    """File path (or plugin name) -> error, for everything that failed to load."""
+
+    @property
+    def registry(self) -> Registry:
+        """This generation's registry."""
+        return self.parts["registry"]
+
+    def entry_point_plugins(self) -> list[str]:
+        """The entry-point plugins loaded (``name version``): they are not reloaded."""
+        plugins = self.parts["plugins"]
+        return [
+            f"{r.name} {r.version}" if r.version else r.name
+            for r in plugins.records
+            if r.kind == "entrypoint" and r.status == "loaded"
+        ]
+
+
+@dataclass
+class _Candidate:
+    """A generation built but not installed yet (or the error that stopped it)."""
+
+    files: set[str]
+    project: Project | None = None
+    parts: dict[str, Any] = field(default_factory=dict)
+    tools: dict[str, ToolInfo] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    kept: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    sink: _Sink | None = None
+
+
+class _Sink:
+    """A scratch project's ``warn``: collected while building, then passed on to the live project."""
+
+    def __init__(self) -> None:
+        self.collected: list[str] = []
+        self.target: Callable[[str], None] | None = None
+
+    def __call__(self, message: str) -> None:
+        if self.target is not None:
+            self.target(message)
+        else:
+            self.collected.append(message)
+
+
+class _ReloadRegistry(Registry):
+    """A registry whose tool files fall back on the tools they had when they fail to import."""
+
+    def __init__(
+        self, *args: Any, last_good: dict[str, list[ToolEntry]], kept: dict[str, list[str]], **kw: Any
+    ):
+        super().__init__(*args, **kw)
+        self._last_good = last_good
+        self._kept = kept
+
+    def _add_file_tools(self, path: Path, add: Callable[[AnyTool, ToolSource, str | None], None]) -> None:
+        start = len(self.plugins.records)
+        super()._add_file_tools(path, add)
+        record = next((r for r in self.plugins.records[start:] if r.kind == "file"), None)
+        if record is None or record.status != "failed":
+            return
+        previous = self._last_good.get(str(path), [])
+        for entry in previous:
+            add(entry.tool, entry.source, None)
+            record.tools.append(entry.id)
+        if previous:
+            self._kept[str(path)] = [entry.id for entry in previous]
+
+
+# -- what to watch -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    """The folders handed to watchfiles and the paths that matter in them."""
+
+    roots: tuple[str, ...]
+    """Existing folders, watched without recursion."""
+    files: frozenset[str]
+    """Config files (``opencode.toml``), existing or not."""
+    folders: frozenset[str]
+    """Config directories (possible ones included) and their ``tool``/``tools`` folders."""
+    tool_folders: frozenset[str]
+
+    def relevant(self, change: Any, path: str) -> bool:
+        """Whether a change to ``path`` can change the tools or the config (a watchfiles filter)."""
+        if path in self.files or path in self.folders:
+            return True
+        parent, _, name = path.rpartition(os.sep)
+        if parent in self.tool_folders and name.endswith(".py") and not name.startswith("."):
+            return True
+        prefix = path + os.sep  # a folder on the way to one we care about (``.opencode`` created…)
+        return any(folder.startswith(prefix) for folder in self.folders)
+
+
+def watch_plan(project: Project) -> WatchPlan:
+    """What to watch for ``project`` now (folders that do not exist are watched through a parent)."""
+    files = config_files(project.directory, project.worktree, project.env)
+    directories = [path.parent for label, path in files if label in _DIRECTORY_LABELS]
+    directories += config_directories(project.directory, project.worktree, project.env)
+    tool_folders = {str(d / sub) for d in directories for sub in ("tool", "tools")}
+    folders = {str(d) for d in directories} | tool_folders | {str(path.parent) for _, path in files}
+    roots = sorted({str(_existing(Path(folder))) for folder in folders})
+    return WatchPlan(
+        tuple(roots), frozenset(str(p) for _, p in files), frozenset(folders), frozenset(tool_folders)
+    )
+
+
+def _existing(path: Path) -> Path:
+    while not path.is_dir() and path.parent != path:
+        path = path.parent
+    return path
+
+
+# -- the watcher -------------------------------------------------------------------------------------------
+
+
+class Watcher:
+    """Hot reload for one project (see the module docstring); made by :meth:`Project.watch`.
+
+    ``model`` (a :class:`ModelRef` or ``provider/model`` text; default: the config's ``model`` of each
+    generation) and ``agent`` (default ``build``) choose whose tool list reports compare. ``on_change``
+    is called with every :class:`ChangeReport`. ``step`` (ms of quiet that ends a batch of file events),
+    ``debounce`` (ms, the longest a batch may grow) and ``force_polling`` go to watchfiles; polling is
+    also used, with a warning, when the system's file notifications cannot be set up.
+    """
+
+    def __init__(
+        self,
+        project: Project,
+        *,
+        model: ModelRef | str | None = None,
+        agent: str | None = None,
+        on_change: Callable[[ChangeReport], Any] | None = None,
+        step: int = 50,
+        debounce: int = 1600,
+        force_polling: bool | None = None,
+    ) -> None:
+        self.project = project
+        self.agent = agent
+        self._model = model
+        self._on_change = on_change
+        self._step = step
+        self._debounce = debounce
+        self.polling = bool(force_polling)
+        self._force_polling = force_polling
+        self._lock = threading.RLock()
+        self._build_lock = threading.Lock()
+        self._holds = 0
+        self._current: Generation | None = None
+        self._pending: _Candidate | None = None
+        self._seen_warnings: set[str] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[ChangeReport] | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.plan: WatchPlan | None = None
+        """What is being watched (set by :meth:`start`)."""
+
+    def __repr__(self) -> str:
+        number = self._current.number if self._current else "-"
+        return f"<Watcher {self.project!r} generation {number}>"
+
+    # -- generations ---------------------------------------------------------------------------------------
+
+    @property
+    def current(self) -> Generation:
+        """The generation in use (the first is the project as it is when first asked)."""
+        with self._lock:
+            if self._current is None:
+                self._current = self._first()
+            return self._current
+
+    @property
+    def model(self) -> ModelRef | None:
+        """The model whose offer reports compare (``None``: no per-model rule applies)."""
+        return self._model_for(self.current.project)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a built generation waits for the calls in flight to finish."""
+        return self._pending is not None
+
+    @property
+    def in_flight(self) -> int:
+        """How many holds are open."""
+        return self._holds
+
+    @property
+    def notice(self) -> str:
+        """What hot reload does not cover (shown once when watching starts)."""
+        loaded = self.current.entry_point_plugins()
+        listed = f": {', '.join(loaded)}" if loaded else " (none is loaded)"
+        return f"entry-point plugins are not reloaded{listed}; restart after changing an installed package"
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[Generation]:
+        """Keep the current generation for a call or a turn: no swap happens until every hold closes.
+
+        Usable from async code and from threads; it never blocks. Yields the generation in use.
+        """
+        with self._lock:
+            generation = self.current
+            self._holds += 1
+        try:
+            yield generation
+        finally:
+            report = None
+            with self._lock:
+                self._holds -= 1
+                if self._holds == 0 and self._pending is not None:
+                    candidate, self._pending = self._pending, None
+                    report = self._install(candidate)
+            if report is not None:
+                self._deliver(report)
+
+    def reload(self, paths: Iterable[str | Path] = ()) -> ChangeReport | None:
+        """Build a new generation now (``paths``: what changed, if known) and install it.
+
+        Returns the report, or ``None`` when calls are in flight: the generation is then installed when
+        the last hold closes (and reported to ``on_change`` and the async iterator).
+        """
+        candidate = self._build({str(p) for p in paths})
+        return self._offer(candidate)
+
+    def _first(self) -> Generation:
+        project = self.project
+        project.permissions  # noqa: B018 - made here, on the host's thread; every generation shares it
+        parts = {name: getattr(project, name) for name in _eager_names()}
+        project.registry.entries  # noqa: B018 - import the tool files
+        tools, failures = self._snapshot(project)
+        return Generation(1, project, parts, tools, {**_failures(project), **failures})
+
+    def _model_for(self, project: Project) -> ModelRef | None:
+        from .registry import ModelRef
+
+        if isinstance(self._model, str):
+            return ModelRef.parse(self._model)
+        return self._model if self._model is not None else project.default_model()
+
+    def _snapshot(self, project: Project) -> tuple[dict[str, ToolInfo], dict[str, str]]:
+        from .permission import disabled
+        from .plugins import describe_exception
+
+        registry = project.registry
+        denied = disabled([entry.id for entry in registry.all()], project.agent(self.agent).permission)
+        tools: dict[str, ToolInfo] = {}
+        failures: dict[str, str] = {}
+        for definition in registry.tools(self._model_for(project), denied):
+            try:
+                parameters = definition.parameters
+                description = definition.description
+            except Exception as error:
+                failures[f"tool {definition.id}"] = f"tool {definition.id}: {describe_exception(error)}"
+                continue
+            tools[definition.id] = ToolInfo(definition.id, definition.entry.source, description, parameters)
+        return tools, failures
+
+    def _build(self, files: set[str]) -> _Candidate:
+        """A new generation from the files as they are now (run off the event loop)."""
+        from .plugins import describe_exception
+        from .project import Project
+
+        live = self.project
+        with self._build_lock:
+            for name in files:
+                _drop_bytecode(name)
+            with self._lock:
+                base = self._pending.parts["registry"] if self._pending else self.current.registry
+            last_good: dict[str, list[ToolEntry]] = {}
+            for entry in base.entries.values():
+                if entry.source.kind == "file" and entry.source.path:
+                    last_good.setdefault(entry.source.path, []).append(entry)
+            sink = _Sink()
+            candidate = _Candidate(files, sink=sink)
+            scratch = Project(
+                live.directory,
+                env=live.env,
+                plugins=live._extra_plugins,
+                autoload_plugins=live._autoload,
+                warn=sink,
+            )
+            scratch.__dict__["permissions"] = live.permissions
+            scratch._remembering = live._remembering
+            if "store" in live.__dict__:
+                scratch.__dict__["store"] = live.store
+            try:
+                scratch.__dict__["registry"] = _ReloadRegistry(
+                    scratch.plugins,
+                    scratch.flags,
+                    scratch.config_dirs,
+                    project=scratch,
+                    last_good=last_good,
+                    kept=candidate.kept,
+                )
+                for name in _eager_names():
+                    candidate.parts[name] = getattr(scratch, name)
+                scratch.registry.entries  # noqa: B018 - import the tool files
+                candidate.tools, failures = self._snapshot(scratch)
+            except Exception as error:
+                candidate.error = str(error) if isinstance(error, ConfigError) else describe_exception(error)
+                return candidate
+            for name in _generation_names():
+                if name in scratch.__dict__:  # built along the way
+                    candidate.parts.setdefault(name, scratch.__dict__[name])
+            candidate.project = scratch
+            candidate.failures = {**_failures(scratch), **failures}
+            texts = list(candidate.failures.values())
+            candidate.warnings = [w for w in sink.collected if not any(text in w for text in texts)]
+            return candidate
+
+    def _offer(self, candidate: _Candidate) -> ChangeReport | None:
+        with self._lock:
+            if self._holds and candidate.error is None:
+                if self._pending is not None:
+                    candidate.files |= self._pending.files
+                self._pending = candidate
+                return None
+            report = self._install(candidate)
+        self._deliver(report)
+        return report
+
+    def _install(self, candidate: _Candidate) -> ChangeReport:
+        """Swap ``candidate`` in (the lock is held and no call is in flight) and say what changed."""
+        current = self.current
+        files = sorted(candidate.files)
+        if candidate.error is not None:
+            return ChangeReport(current.number, files, errors=[candidate.error], ok=False)
+        assert candidate.project is not None
+        new = Generation(
+            current.number + 1, candidate.project, candidate.parts, candidate.tools, candidate.failures
+        )
+        before, after = current.tools, new.tools
+        report = ChangeReport(
+            new.number,
+            files,
+            added=[tool for key, tool in after.items() if key not in before],
+            removed=[tool for key, tool in before.items() if key not in after],
+            changed=[
+                ToolChange(before[key], tool)
+                for key, tool in after.items()
+                if key in before and before[key] != tool
+            ],
+            errors=[
+                text
+                for key, text in new.failures.items()
+                if current.failures.get(key) != text or key in candidate.files
+            ],
+            kept=candidate.kept,
+            resolved=[key for key in current.failures if key not in new.failures],
+            config=_config_changes(current, new),
+            warnings=[w for w in candidate.warnings if w not in self._seen_warnings],
+        )
+        self._seen_warnings.update(candidate.warnings)
+        live = self.project
+        stale = [name for name in _generation_names() if name not in new.parts]
+        live.__dict__.update(new.parts)
+        for name in stale:
+            live.__dict__.pop(name, None)
+        self._current = new
+        if candidate.sink is not None:
+            candidate.sink.target = live.warn
+        return report
+
+    def _deliver(self, report: ChangeReport) -> None:
+        if self._on_change is not None:
+            try:
+                self._on_change(report)
+            except Exception as error:
+                from .plugins import describe_exception
+
+                self.project.warn(f"watch: on_change failed: {describe_exception(error)}")
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                loop.call_soon_threadsafe(self._enqueue, report)
+
+    def _enqueue(self, report: ChangeReport) -> None:
+        queue = self._queue
+        if queue is None:
+            return
+        while queue.qsize() >= _KEEP_REPORTS:  # nobody reads them (an on_change host): keep the latest
+            queue.get_nowait()
+        queue.put_nowait(report)
+
+    # -- watching ------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start watching (the first generation is taken now); returns once the files are watched."""
+        if self._task is not None:
+            return
+        self.current  # noqa: B018 - a broken config raises here, before anything is watched
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue()
+        self._stop = asyncio.Event()
+        armed = asyncio.Event()
+        self._task = asyncio.create_task(self._run(armed))
+        waiter = asyncio.ensure_future(armed.wait())
+        await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if self._task.done() and not armed.is_set():
+            task, self._task = self._task, None
+            task.result()  # raises what stopped it
+
+    def close(self) -> None:
+        """Ask the watching to stop (from any thread, or a signal handler); see :meth:`stop`."""
+        loop, stop = self._loop, self._stop
+        if loop is None or stop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            stop.set()
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stop.set)
+
+    async def stop(self) -> None:
+        """Stop watching and wait for the watcher to finish (a reload in progress completes)."""
+        task = self._task
+        if task is None:
+            return
+        self.close()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=5)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        except Exception:
+            pass
+        self._task = None
+
+    async def __aenter__(self) -> Watcher:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def __aiter__(self) -> Watcher:
+        return self
+
+    async def __anext__(self) -> ChangeReport:
+        """The next report (starting the watching if needed); ends once :meth:`close` is called."""
+        if self._task is None:
+            await self.start()
+        assert self._queue is not None and self._task is not None
+        if not self._queue.empty():
+            return self._queue.get_nowait()
+        if self._task.done():
+            self._raise_from_task()
+        getter = asyncio.ensure_future(self._queue.get())
+        await asyncio.wait({getter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+        if getter.done():
+            return getter.result()
+        getter.cancel()
+        if not self._queue.empty():
+            return self._queue.get_nowait()
+        self._raise_from_task()
+
+    def _raise_from_task(self) -> Any:
+        assert self._task is not None
+        if not self._task.cancelled() and self._task.exception() is not None:
+            raise self._task.exception()  # type: ignore[misc]
+        raise StopAsyncIteration
+
+    async def _run(self, armed: asyncio.Event) -> None:
+        plan = watch_plan(self.project)
+        carried: set[str] = set()
+        assert self._stop is not None
+        while not self._stop.is_set():
+            self.plan = plan
+            stream = self._stream(plan)
+            waiting = asyncio.ensure_future(anext(stream))
+            await asyncio.sleep(0)  # the first step of anext() sets up the OS watch before it waits
+            if waiting.done() and waiting.exception() is not None and not self.polling:
+                self.polling = True
+                self.project.warn(
+                    f"watch: file notifications are unavailable ({waiting.exception()}); polling instead"
+                )
+                continue
+            armed.set()
+            try:
+                if carried:
+                    await self._rebuild(carried)
+                    carried = set()
+                while True:
+                    try:
+                        changes = await waiting
+                    except StopAsyncIteration:
+                        return
+                    paths = {path for _, path in changes}
+                    new_plan = watch_plan(self.project)
+                    if new_plan.roots != plan.roots:
+                        plan, carried = new_plan, paths
+                        break
+                    await self._rebuild(paths)
+                    waiting = asyncio.ensure_future(anext(stream))
+            finally:
+                if not waiting.done():
+                    self._stop.set()
+                    with contextlib.suppress(BaseException):
+                        await waiting
+                with contextlib.suppress(BaseException):
+                    await stream.aclose()
+
+    def _stream(self, plan: WatchPlan) -> Any:
+        import watchfiles
+
+        return watchfiles.awatch(
+            *plan.roots,
+            watch_filter=plan.relevant,
+            debounce=self._debounce,
+            step=self._step,
+            stop_event=self._stop,
+            recursive=False,
+            force_polling=True if self.polling else self._force_polling,
+            ignore_permission_denied=True,
+        )
+
+    async def _rebuild(self, paths: set[str]) -> None:
+        candidate = await asyncio.to_thread(self._build, paths)
+        self._offer(candidate)
+
+
+def _eager_names() -> list[str]:
+    from .project import Project
+
+    return [name for name in EAGER if isinstance(getattr(Project, name, None), cached_property)]
+
+
+def _generation_names() -> list[str]:
+    from .project import Project
+
+    return [
+        name
+        for klass in reversed(Project.__mro__)
+        for name, value in vars(klass).items()
+        if isinstance(value, cached_property) and name not in SHARED
+    ]
+
+
+def _config_changes(before: Generation, after: Generation) -> list[str]:
+    from .schema import describe_changes
+
+    old, new = before.parts.get("config"), after.parts.get("config")
+    if old is None or new is None:
+        return []
+    return describe_changes(old.data, new.data)
+
+
+def _failures(project: Project) -> dict[str, str]:
+    found = {}
+    for record in project.plugins.records:
+        if record.status != "failed" or not record.error:
+            continue
+        if record.kind == "file":
+            found[record.location or record.name] = record.error
+        else:
+            found[record.name] = f"plugin {record.name}: {record.error}"
+    return found
+
+
+def _drop_bytecode(path: str) -> None:
+    """Forget a changed file's cached bytecode (an edit within the same second, at the same size, would
+    otherwise be taken for the cached version)."""
+    if not path.endswith(".py"):
+        return
+    with contextlib.suppress(OSError, ValueError, NotImplementedError):
+        cached = importlib.util.cache_from_source(path)
+        Path(cached).unlink(missing_ok=True)
