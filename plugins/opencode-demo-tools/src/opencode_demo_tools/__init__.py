@@ -1,0 +1,26 @@
+"""opencode-demo-tools: an example plugin package that adds four tools to opencode.
+
+The entry point ``demo-tools = "opencode_demo_tools"`` (see ``pyproject.toml``) makes opencode load this
+module; the one hook below registers the tools. They live in :mod:`opencode_demo_tools.tools` and are
+imported only when a project's tool registry is built, so loading the plugin stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from opencode_cli import hookimpl
+
+if TYPE_CHECKING:
+    from opencode_cli.registry import RegisterTool
+
+__version__ = "0.1.0"
+
+
+@hookimpl
+def register_tools(register: RegisterTool) -> None:
+    """Add the demo tools (a hook may take any subset of its arguments: here only ``register``)."""
+    from . import tools
+
+    for found in tools.ALL:
+        register(found)
