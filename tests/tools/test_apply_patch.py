@@ -7,16 +7,16 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import PermissionRequest
 from opencode_cli.contract import ToolResult
 from opencode_cli.errors import RejectedError, ToolError
 from opencode_cli.files import file_lock
@@ -29,69 +29,22 @@ def patch(*lines: str) -> str:
     return "\n".join(["*** Begin Patch", *lines, "*** End Patch"])
 
 
-class Harness:
-    """Runs apply_patch with a context whose asker records every ask (and can refuse or act)."""
+class PatchHarness(Harness):
+    """The shared harness fed patch text: ``run(text)`` runs apply_patch on ``{"patchText": text}``."""
 
     def __init__(self, project: Project) -> None:
-        self.project = project
-        self.requests: list[PermissionRequest] = []
-        self.reject: set[str] = set()
-        self.during_ask: Callable[[PermissionRequest], Awaitable[None] | None] | None = None
-        self.tool = project.registry.get("apply_patch").tool.load()
+        super().__init__(project, "apply_patch")
 
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-        if self.during_ask is not None:
-            outcome = self.during_ask(request)
-            if outcome is not None:
-                await outcome
-        if request.permission in self.reject:
-            raise RejectedError()
-
-    def context(self) -> ToolContext:
-        return ToolContext(
-            directory=self.project.directory,
-            worktree=self.project.worktree,
-            asker=self._record,
-            truncator=self.project.truncator,
-            tool="apply_patch",
-        )
-
-    async def run_async(self, text: str) -> ToolResult:
-        return await self.tool.run({"patchText": text}, self.context())
-
-    def run(self, text: str) -> ToolResult:
-        return asyncio.run(self.run_async(text))
+    async def run_async(self, text: str, **changes: Any) -> ToolResult:  # type: ignore[override]
+        return await super().run_async({"patchText": text}, **changes)
 
     def fails(self, text: str) -> str:
-        with pytest.raises(ToolError) as caught:
-            self.run(text)
-        return str(caught.value)
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
+        return self.error(text)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
-@pytest.fixture
-def root(project: Project) -> Path:
-    return project.directory
-
-
-@pytest.fixture
-def harness(project: Project) -> Harness:
-    return Harness(project)
-
-
-@pytest.fixture
-def outer(tmp_path: Path) -> Path:
-    path = tmp_path / "outer"
-    path.mkdir()
-    return path
+def harness(project: Project) -> PatchHarness:
+    return PatchHarness(project)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -465,7 +418,7 @@ def test_inside_paths_do_not_ask_external(harness: Harness, root: Path) -> None:
 def test_patterns_relative_to_worktree_from_subdirectory(make_project: Any, project_dir: Path) -> None:
     sub = project_dir / "pkg"
     sub.mkdir()
-    harness = Harness(make_project(sub))
+    harness = PatchHarness(make_project(sub))
     result = harness.run(patch("*** Add File: a.txt", "+a"))
     assert (sub / "a.txt").read_text() == "a\n"
     assert harness.asked("edit")[0].patterns == ["pkg/a.txt"]
@@ -475,7 +428,7 @@ def test_patterns_relative_to_worktree_from_subdirectory(make_project: Any, proj
 def test_title_without_git(tmp_path: Path, env: dict[str, str]) -> None:
     folder = tmp_path / "plain"
     folder.mkdir()
-    harness = Harness(Project(folder, env=env, autoload_plugins=False))
+    harness = PatchHarness(Project(folder, env=env, autoload_plugins=False))
     result = harness.run(patch("*** Add File: x/y.txt", "+y"))
     assert result.title == "Success. Updated the following files:\nA x/y.txt"
 
@@ -802,7 +755,7 @@ def test_add_then_delete_leaves_the_tree_unchanged(
         prefixes = {"/".join(parts[:i]) for i in range(1, len(parts) + 1)}
         if prefixes & taken or any(rel.startswith(name + "/") for rel in before):
             return  # would overwrite or collide with an existing file
-        harness = Harness(Project(root, env=env, autoload_plugins=False))
+        harness = PatchHarness(Project(root, env=env, autoload_plugins=False))
         added = harness.run(patch(f"*** Add File: {name}", *(f"+{line}" for line in lines)))
         assert added.output.endswith(f"\nA {name}")
         assert (root / name).exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness
 
 from opencode_cli import Project
 from opencode_cli.context import AbortSignal, PermissionRequest, ToolContext
@@ -35,42 +36,9 @@ SHELLS = [name for name in ("bash", "sh", "zsh") if shutil.which(name)]
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-class Harness:
-    """Runs the bash tool with a context whose asker records *every* ask (even ones rules would allow)."""
-
-    def __init__(self, project: Project, reject: bool = False) -> None:
-        self.project = project
-        self.reject = reject
-        self.requests: list[PermissionRequest] = []
-        self.updates: list[tuple[float, dict[str, Any]]] = []
-        self.tool = project.registry.get("bash").tool.load()
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-        if self.reject:
-            raise RejectedError()
-
-    def _metadata(self, title: str | None, metadata: dict[str, Any] | None) -> None:
-        self.updates.append((time.monotonic(), dict(metadata or {})))
-
-    def context(self, **changes: Any) -> ToolContext:
-        values: dict[str, Any] = {
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "truncator": self.project.truncator,
-            "env": self.project.env,
-            "tool": "bash",
-            "on_metadata": self._metadata,
-        }
-        values.update(changes)
-        return ToolContext(**values)
-
-    def run(self, args: dict[str, Any], **changes: Any) -> Any:
-        return asyncio.run(self.tool.run(args, self.context(**changes)))
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
+def bash_harness(project: Project, reject: bool = False) -> Harness:
+    """The shared harness for bash: the project's environment (its ``$SHELL``), updates timed."""
+    return Harness(project, "bash", env=True, reject=reject, timed=True)
 
 
 @pytest.fixture(params=SHELLS)
@@ -92,20 +60,12 @@ def bash_project(make_project: Any) -> Project:
 
 @pytest.fixture
 def harness(project: Project) -> Harness:
-    return Harness(project)
+    return bash_harness(project)
 
 
 @pytest.fixture
 def bash(bash_project: Project) -> Harness:
-    return Harness(bash_project)
-
-
-@pytest.fixture
-def outer(tmp_path: Path) -> Path:
-    """A directory outside the project."""
-    path = tmp_path / "outer"
-    path.mkdir()
-    return path
+    return bash_harness(bash_project)
 
 
 def pid_gone(pid: int) -> bool:
@@ -147,7 +107,7 @@ def test_fish_and_nu_fall_back_to_an_acceptable_shell(make_project: Any, unwante
     description = _bash_prompt.describer(Flags(), env)()
     assert f"Shell: {_shell.name(chosen)}" in description
     project = make_project(extra_env={"SHELL": f"/usr/bin/{unwanted}"})
-    result = Harness(project).run({"command": "echo fallback"})
+    result = bash_harness(project).run({"command": "echo fallback"})
     assert result.output == "fallback\n"
 
 
@@ -256,7 +216,7 @@ def test_missing_workdir_is_an_error(bash: Harness) -> None:
 
 def test_environment_is_the_projects(make_project: Any) -> None:
     project = make_project(extra_env={"SHELL": "/bin/bash", "OPENCODE_TEST_MARK": "marked"})
-    assert Harness(project).run({"command": "echo $OPENCODE_TEST_MARK"}).output == "marked\n"
+    assert bash_harness(project).run({"command": "echo $OPENCODE_TEST_MARK"}).output == "marked\n"
 
 
 def test_output_is_decoded_as_utf8_across_chunk_boundaries(bash: Harness) -> None:
@@ -286,7 +246,7 @@ def test_unparsable_command_fails_before_asking(bash: Harness) -> None:
 
 
 def test_rejected_command_does_not_run(bash_project: Project) -> None:
-    harness = Harness(bash_project, reject=True)
+    harness = bash_harness(bash_project, reject=True)
     marker = bash_project.directory / "ran.txt"
     with pytest.raises(RejectedError):
         harness.run({"command": f"touch {marker}"})
@@ -451,7 +411,7 @@ def test_abort_while_waiting_for_permission(bash_project: Project) -> None:
         signal.abort()
         await asyncio.sleep(30)
 
-    harness = Harness(bash_project)
+    harness = bash_harness(bash_project)
     marker = bash_project.directory / "never.txt"
     with pytest.raises(AbortedError):
         harness.run({"command": f"touch {marker}"}, abort=signal, asker=hang)
@@ -500,7 +460,7 @@ def test_default_timeout_from_the_environment_flag(make_project: Any) -> None:
     )
     description = project.registry.get("bash").tool.description
     assert "commands will time out after 500ms" in description
-    result = Harness(project).run({"command": "sleep 60"})
+    result = bash_harness(project).run({"command": "sleep 60"})
     assert "exceeding timeout 500 ms" in result.output
 
 
@@ -568,7 +528,7 @@ def test_huge_output_keeps_the_tail_and_spills_everything(bash: Harness) -> None
 
 def test_configured_limits_apply(make_project: Any, project_dir: Path) -> None:
     (project_dir / "opencode.toml").write_text("[tool_output]\nmax_lines = 10\nmax_bytes = 1000\n")
-    result = Harness(make_project(extra_env={"SHELL": "/bin/bash"})).run({"command": "seq 1 50"})
+    result = bash_harness(make_project(extra_env={"SHELL": "/bin/bash"})).run({"command": "seq 1 50"})
     assert result.metadata["truncated"] is True
     assert result.output.split("\n\n", 2)[2] == "\n".join(str(n) for n in range(42, 51)) + "\n"
     assert Path(result.metadata["outputPath"]).read_text().count("\n") == 50

@@ -15,25 +15,17 @@ from opencode_cli.tools import _arity, _shell_scan
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    (path / ".git").mkdir(parents=True)
-    (path / "sub").mkdir()
-    return path
+def root(project_dir: Path) -> Path:
+    """The project directory (no :class:`Project` is built: the scan needs only paths), with ``sub/``."""
+    (project_dir / "sub").mkdir()
+    return project_dir
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def outer(tmp_path: Path) -> Path:
-    path = tmp_path / "outer"
-    (path / "data").mkdir(parents=True)
-    return path
+def outer(outer: Path) -> Path:
+    """The shared directory outside the project, with ``data/`` in it."""
+    (outer / "data").mkdir()
+    return outer
 
 
 def scan(command: str, root: Path, home: Path, cwd: Path | None = None, **env: str) -> _shell_scan.Scan:

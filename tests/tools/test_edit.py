@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import PermissionRequest
 from opencode_cli.contract import AbortedError
 from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.permission import Rule
@@ -31,56 +32,9 @@ from opencode_cli.session import Decision
 BOM = "\ufeff"
 
 
-class Harness:
-    """Runs a tool with a context whose asker records *every* ask (even ones rules would allow)."""
-
-    def __init__(self, project: Project, tool_id: str = "edit") -> None:
-        self.project = project
-        self.requests: list[PermissionRequest] = []
-        self.updates: list[tuple[str | None, dict[str, Any] | None]] = []
-        self.tool = project.registry.get(tool_id).tool.load()
-        self.tool_id = tool_id
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-
-    def context(self, **changes: Any) -> ToolContext:
-        values: dict[str, Any] = {
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "truncator": self.project.truncator,
-            "tool": self.tool_id,
-            "on_metadata": lambda title, metadata: self.updates.append((title, metadata)),
-        }
-        values.update(changes)
-        return ToolContext(**values)
-
-    def run(self, args: dict[str, Any], **changes: Any) -> Any:
-        return asyncio.run(self.tool.run(args, self.context(**changes)))
-
-    def error(self, args: dict[str, Any], **changes: Any) -> str:
-        with pytest.raises(ToolError) as caught:
-            self.run(args, **changes)
-        return str(caught.value)
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
-@pytest.fixture
-def root(project: Project) -> Path:
-    return project.directory
-
-
 @pytest.fixture
 def harness(project: Project) -> Harness:
-    return Harness(project)
+    return Harness(project, "edit")
 
 
 def edit(
@@ -457,7 +411,7 @@ def test_title_without_git(tmp_path: Path, env: dict[str, str]) -> None:
     plain = tmp_path / "plain"
     (plain / "a").mkdir(parents=True)
     (plain / "a" / "b.txt").write_text("b")
-    harness = Harness(Project(plain, env=env, autoload_plugins=False))
+    harness = Harness(Project(plain, env=env, autoload_plugins=False), "edit")
     result = edit(harness, "a/b.txt", "b", "c")
     assert result.title == "a/b.txt"
     assert harness.asked("edit")[0].patterns == ["a/b.txt"]

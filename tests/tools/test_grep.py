@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness, Recorder
 
 from opencode_cli import Project
-from opencode_cli.context import AbortSignal, PermissionRequest, ToolContext
+from opencode_cli.context import AbortSignal
 from opencode_cli.contract import AbortedError
 from opencode_cli.errors import DeniedError, InvalidArgumentsError, ToolError
-from opencode_cli.session import Decision
 from opencode_cli.tools import _ripgrep
 from opencode_cli.tools import grep as grep_module
 
@@ -28,70 +28,9 @@ NOTICE = "(Results truncated. Consider using a more specific path or pattern.)"
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-class Recorder:
-    """A host prompt that records every request reaching the human and answers with ``reply``."""
-
-    def __init__(self, reply: str = "once") -> None:
-        self.reply = reply
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Decision:
-        self.requests.append(request)
-        return Decision(self.reply)  # type: ignore[arg-type]
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
-
-
-class Harness:
-    """Runs the grep tool with a context whose asker records *every* ask (even ones rules allow)."""
-
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.requests: list[PermissionRequest] = []
-        self.tool = project.registry.get("grep").tool.load()
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-
-    def context(self, **changes: Any) -> ToolContext:
-        values: dict[str, Any] = {
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "truncator": self.project.truncator,
-            "env": self.project.env,
-            "tool": "grep",
-        }
-        values.update(changes)
-        return ToolContext(**values)
-
-    def run(self, args: dict[str, Any], **changes: Any) -> Any:
-        return asyncio.run(self.tool.run(args, self.context(**changes)))
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    """A git project (``project_dir`` holds ``.git``) with an isolated HOME and XDG dirs."""
-    return make_project()
-
-
-@pytest.fixture
-def root(project: Project) -> Path:
-    return project.directory
-
-
 @pytest.fixture
 def harness(project: Project) -> Harness:
-    return Harness(project)
-
-
-@pytest.fixture
-def outer(tmp_path: Path) -> Path:
-    """A directory outside the project."""
-    path = tmp_path / "outer"
-    path.mkdir()
-    return path
+    return Harness(project, "grep", env=True)
 
 
 def put(path: Path, text: str | bytes) -> Path:

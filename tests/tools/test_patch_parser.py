@@ -6,16 +6,15 @@ this package has no separate applier (the tool is the only thing that writes pat
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import ToolContext
 from opencode_cli.errors import ToolError
 from opencode_cli.patch import (
     AddFile,
@@ -525,24 +524,8 @@ def test_single_line_replacement_with_context(lines: list[str], data: Any) -> No
 # -- patch.test.ts: the applier (through the tool) -----------------------------------------------------------
 
 
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
 def apply(project: Project, text: str) -> Any:
-    tool = project.registry.get("apply_patch").tool.load()
-
-    async def allow(request: Any) -> None:
-        return None
-
-    ctx = ToolContext(
-        directory=project.directory,
-        worktree=project.worktree,
-        asker=allow,
-        truncator=project.truncator,
-    )
-    return asyncio.run(tool.run({"patchText": text}, ctx))
+    return Harness(project, "apply_patch").run({"patchText": text})
 
 
 def test_applier_adds_a_file(project: Project) -> None:

@@ -7,21 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Asker
 
 from opencode_cli import Project
 from opencode_cli.errors import InvalidArgumentsError, ToolError
 
 PLAN_MODE = {"OPENCODE_EXPERIMENTAL_PLAN_MODE": "1"}
-
-
-class Asker:
-    def __init__(self, answers: Any) -> None:
-        self.answers = answers
-        self.seen: list[list[dict[str, Any]]] = []
-
-    async def __call__(self, questions: list[dict[str, Any]]) -> Any:
-        self.seen.append(questions)
-        return self.answers
 
 
 @pytest.fixture

@@ -6,40 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from _harness import Asker, Recorder
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import InvalidArgumentsError, ToolError
-from opencode_cli.session import Decision
 from opencode_cli.tools._question import DISMISSED, NO_ASKER, QuestionDismissedError
-
-
-class Asker:
-    """A host question asker that records the questions and returns canned answers."""
-
-    def __init__(self, answers: Any) -> None:
-        self.answers = answers
-        self.seen: list[list[dict[str, Any]]] = []
-
-    async def __call__(self, questions: list[dict[str, Any]]) -> Any:
-        self.seen.append(questions)
-        if isinstance(self.answers, BaseException):
-            raise self.answers
-        return self.answers
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Decision:
-        self.requests.append(request)
-        return Decision("once")
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
 
 
 def question(text: str, header: str = "Pick", labels: tuple[str, ...] = ("A", "B"), **extra: Any) -> dict:

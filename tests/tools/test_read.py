@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import json
@@ -15,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness, Recorder
 from hypothesis import given
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import AbortSignal, PermissionRequest, ToolContext
+from opencode_cli.context import AbortSignal
 from opencode_cli.contract import AbortedError
 from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
-from opencode_cli.session import Decision
 from opencode_cli.tools import _collate, _instructions
 from opencode_cli.tools import read as read_module
 
@@ -37,64 +36,9 @@ JPEG_MAGIC = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-class Recorder:
-    """A host prompt that records every request reaching the human and answers with ``reply``."""
-
-    def __init__(self, reply: str = "once") -> None:
-        self.reply = reply
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Decision:
-        self.requests.append(request)
-        return Decision(self.reply)  # type: ignore[arg-type]
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
-
-
-class Harness:
-    """Runs the read tool with a context whose asker records *every* ask (even ones rules allow)."""
-
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.requests: list[PermissionRequest] = []
-        self.tool = project.registry.get("read").tool.load()
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-
-    def context(self, **changes: Any) -> ToolContext:
-        values: dict[str, Any] = {
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "truncator": self.project.truncator,
-            "tool": "read",
-        }
-        values.update(changes)
-        return ToolContext(**values)
-
-    def run(self, args: dict[str, Any], **changes: Any) -> Any:
-        return asyncio.run(self.tool.run(args, self.context(**changes)))
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    """A git project (``project_dir`` holds ``.git``) with an isolated HOME and XDG dirs."""
-    return make_project()
-
-
-@pytest.fixture
-def root(project: Project) -> Path:
-    return project.directory
-
-
 @pytest.fixture
 def harness(project: Project) -> Harness:
-    return Harness(project)
+    return Harness(project, "read")
 
 
 @pytest.fixture
@@ -103,14 +47,6 @@ def big_file(root: Path) -> Iterator[Path]:
     path = root / "huge.log"
     yield path
     path.unlink(missing_ok=True)
-
-
-@pytest.fixture
-def outer(tmp_path: Path) -> Path:
-    """A directory outside the project."""
-    path = tmp_path / "outer"
-    path.mkdir()
-    return path
 
 
 def read(project: Project, args: dict[str, Any], prompt: Recorder | None = None, **options: Any) -> Any:
@@ -221,7 +157,7 @@ def test_read_pattern_relative_to_worktree_not_subdirectory(make_project: Any, p
     sub = project_dir / "packages" / "app"
     sub.mkdir(parents=True)
     (sub / "main.py").write_text("print(1)")
-    harness = Harness(make_project(sub))
+    harness = Harness(make_project(sub), "read")
     result = harness.run({"filePath": "main.py"})
     assert harness.asked("read")[0].patterns == ["packages/app/main.py"]
     assert result.title == "packages/app/main.py"
@@ -323,7 +259,7 @@ def test_title_and_pattern_without_git(tmp_path: Path, env: dict[str, str]) -> N
     (plain / "a").mkdir(parents=True)
     (plain / "a" / "b.txt").write_text("b")
     project = Project(plain, env=env, autoload_plugins=False)
-    harness = Harness(project)
+    harness = Harness(project, "read")
     result = harness.run({"filePath": "a/b.txt"})
     assert result.title == "a/b.txt"
     assert harness.asked("read")[0].patterns == ["a/b.txt"]
@@ -843,7 +779,7 @@ def test_directory_truncated_footer(project: Project, root: Path) -> None:
 
 
 def test_project_directory_itself(project: Project, root: Path) -> None:
-    harness = Harness(project)
+    harness = Harness(project, "read")
     result = harness.run({"filePath": str(root)})
     assert result.title == ""
     assert harness.asked("read")[0].patterns == [""]

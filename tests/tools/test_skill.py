@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Recorder
 from hypothesis import given
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import ToolContext
 from opencode_cli.errors import ConfigError, DeniedError, ToolError
 from opencode_cli.permission import Rule
-from opencode_cli.session import Decision
 from opencode_cli.skills import (
     BUILTIN,
     FrontMatterError,
@@ -27,17 +27,6 @@ from opencode_cli.skills import (
     parse_yaml,
     split_front_matter,
 )
-
-
-class Recorder:
-    """A host prompt that records every request reaching the human and answers ``once``."""
-
-    def __init__(self) -> None:
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Decision:
-        self.requests.append(request)
-        return Decision("once")
 
 
 def skill_file(folder: Path, name: str | None, description: str | None = None, body: str = "") -> Path:
@@ -55,12 +44,8 @@ def skill_file(folder: Path, name: str | None, description: str | None = None, b
 
 
 @pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
-@pytest.fixture
 def root(project_dir: Path) -> Path:
+    """The project directory, without building the project (so skills can be written before it is)."""
     return project_dir
 
 

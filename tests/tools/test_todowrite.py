@@ -9,28 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Recorder
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import DeniedError, InvalidArgumentsError
-from opencode_cli.session import Decision
 from opencode_cli.store import SCHEMA_VERSION, Store
-
-
-class Recorder:
-    """A host prompt that records every request reaching the human and answers ``once``."""
-
-    def __init__(self) -> None:
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Decision:
-        self.requests.append(request)
-        return Decision("once")
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
 
 
 def item(content: str, status: str = "pending", priority: str = "medium", **extra: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ Every fetch goes to a real HTTP server started by the test on 127.0.0.1 (see ``_
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import gzip
 import json
@@ -19,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness, Recorder
 from _local_http import Handler, LocalServer, closed_port, reply, stream
 
 from opencode_cli import Project
-from opencode_cli.context import AbortSignal, PermissionRequest, ToolContext
+from opencode_cli.context import AbortSignal
 from opencode_cli.contract import AbortedError
-from opencode_cli.errors import DeniedError, InvalidArgumentsError, RejectedError, ToolError
-from opencode_cli.session import Decision
+from opencode_cli.errors import DeniedError, InvalidArgumentsError, RejectedError
 from opencode_cli.tools import webfetch as webfetch_module
 
 MB5 = 5 * 1024 * 1024
@@ -41,65 +40,9 @@ PNG = base64.b64decode(
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-class Recorder:
-    """A host prompt that records the requests reaching the human and answers with ``reply``."""
-
-    def __init__(self, reply: str = "once") -> None:
-        self.reply = reply
-        self.requests: list[PermissionRequest] = []
-
-    async def __call__(self, request: PermissionRequest) -> Decision:
-        self.requests.append(request)
-        return Decision(self.reply)  # type: ignore[arg-type]
-
-
-class Harness:
-    """Runs the webfetch tool with a context whose asker records every ask."""
-
-    def __init__(self, project: Project) -> None:
-        self.project = project
-        self.requests: list[PermissionRequest] = []
-        self.tool = project.registry.get("webfetch").tool.load()
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-
-    def context(self, **changes: Any) -> ToolContext:
-        values: dict[str, Any] = {
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "truncator": self.project.truncator,
-            "env": self.project.env,
-            "tool": "webfetch",
-        }
-        values.update(changes)
-        return ToolContext(**values)
-
-    def run(self, args: dict[str, Any], **changes: Any) -> Any:
-        return asyncio.run(self.tool.run(args, self.context(**changes)))
-
-    def error(self, args: dict[str, Any], **changes: Any) -> str:
-        with pytest.raises(ToolError) as caught:
-            self.run(args, **changes)
-        return str(caught.value)
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
 @pytest.fixture
 def harness(project: Project) -> Harness:
-    return Harness(project)
-
-
-@pytest.fixture
-def server() -> Any:
-    local = LocalServer().start()
-    yield local
-    local.stop()
+    return Harness(project, "webfetch", env=True)
 
 
 def page(body: bytes | str, content_type: str | None = "text/html; charset=utf-8", **extra: str) -> Any:

@@ -6,7 +6,6 @@ The Exa and Parallel services are played by real HTTP servers on 127.0.0.1, reac
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import json
 import time
@@ -15,10 +14,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from _harness import Harness
 from _local_http import Handler, LocalServer, closed_port, reply
 
 from opencode_cli import Project, __version__
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import DeniedError, InvalidArgumentsError, ToolError
 from opencode_cli.registry import ModelRef
 from opencode_cli.session import Decision
@@ -48,62 +48,25 @@ def rpc(text: str | None = "search results", *, extra: list[dict[str, Any]] | No
 # -- helpers -------------------------------------------------------------------------------------------
 
 
-class Harness:
-    """Runs the websearch tool with a recording asker and metadata sink, services on ``server``."""
+class SearchHarness(Harness):
+    """The shared harness for websearch: services on ``server``, a ``session`` per run (Exa's by default)."""
 
     def __init__(self, project: Project, server: LocalServer) -> None:
-        self.project = project
-        self.server = server
-        self.requests: list[PermissionRequest] = []
-        self.progress: list[tuple[str | None, dict[str, Any] | None]] = []
-        self.tool = project.registry.get("websearch").tool.load()
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return {
-            **self.project.env,
-            "OPENCODE_EXA_BASE_URL": self.server.url("/exa"),
-            "OPENCODE_PARALLEL_BASE_URL": self.server.url("/parallel/"),
-            **extra,
+        urls = {
+            "OPENCODE_EXA_BASE_URL": server.url("/exa"),
+            "OPENCODE_PARALLEL_BASE_URL": server.url("/parallel/"),
         }
+        super().__init__(project, "websearch", env=urls)
+        self.server = server
+        self.progress = self.updates
 
     def run(self, args: dict[str, Any], *, session: str = EXA_SESSION, **changes: Any) -> Any:
-        values: dict[str, Any] = {
-            "session_id": session,
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "on_metadata": lambda title, metadata: self.progress.append((title, metadata)),
-            "truncator": self.project.truncator,
-            "env": self.env(),
-            "tool": "websearch",
-        }
-        values.update(changes)
-        return asyncio.run(self.tool.run(args, ToolContext(**values)))
-
-    def error(self, args: dict[str, Any], **changes: Any) -> str:
-        with pytest.raises(ToolError) as caught:
-            self.run(args, **changes)
-        return str(caught.value)
+        return super().run(args, session_id=session, **changes)
 
 
 @pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
-@pytest.fixture
-def server() -> Any:
-    local = LocalServer().start()
-    yield local
-    local.stop()
-
-
-@pytest.fixture
-def harness(project: Project, server: LocalServer) -> Harness:
-    return Harness(project, server)
+def harness(project: Project, server: LocalServer) -> SearchHarness:
+    return SearchHarness(project, server)
 
 
 def answer(body: str, status: int = 200, content_type: str = "application/json") -> Any:

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _harness import Harness
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.permission import Rule
 from opencode_cli.session import Decision
@@ -30,49 +31,9 @@ from opencode_cli.session import Decision
 BOM = "\ufeff"
 
 
-class Harness:
-    """Runs a tool with a context whose asker records *every* ask (even ones rules would allow)."""
-
-    def __init__(self, project: Project, tool_id: str = "write") -> None:
-        self.project = project
-        self.requests: list[PermissionRequest] = []
-        self.tool = project.registry.get(tool_id).tool.load()
-        self.tool_id = tool_id
-
-    async def _record(self, request: PermissionRequest) -> None:
-        self.requests.append(request)
-
-    def context(self, **changes: Any) -> ToolContext:
-        values: dict[str, Any] = {
-            "directory": self.project.directory,
-            "worktree": self.project.worktree,
-            "asker": self._record,
-            "truncator": self.project.truncator,
-            "tool": self.tool_id,
-        }
-        values.update(changes)
-        return ToolContext(**values)
-
-    def run(self, args: dict[str, Any], **changes: Any) -> Any:
-        return asyncio.run(self.tool.run(args, self.context(**changes)))
-
-    def asked(self, permission: str) -> list[PermissionRequest]:
-        return [r for r in self.requests if r.permission == permission]
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    return make_project()
-
-
-@pytest.fixture
-def root(project: Project) -> Path:
-    return project.directory
-
-
 @pytest.fixture
 def harness(project: Project) -> Harness:
-    return Harness(project)
+    return Harness(project, "write")
 
 
 def write(harness: Harness, path: Path | str, content: str) -> Any:
