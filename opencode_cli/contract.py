@@ -367,7 +367,7 @@ class Tool:
         if self.handles_abort:
             result = _to_result(await self.execute(params, ctx))
         else:
-            result = _to_result(await _unless_aborted(self.execute(params, ctx), ctx))
+            result = _to_result(await unless_aborted(self.execute(params, ctx), ctx))
         if "truncated" in result.metadata:
             return result
         truncator = ctx.truncator
@@ -384,7 +384,7 @@ class Tool:
         return result
 
 
-async def _unless_aborted(work: Any, ctx: ToolContext) -> Any:
+async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first."""
     import asyncio
 

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -30,7 +29,7 @@ from pydantic_core import PydanticCustomError
 
 from .. import boundary, paths
 from ..context import ToolContext
-from ..contract import AbortedError, ToolResult
+from ..contract import ToolResult, unless_aborted
 from ..errors import ToolError
 from ..flags import Flags
 from ..truncate import Truncator
@@ -108,24 +107,10 @@ class _Reporter:
             self.send(self.latest)
 
 
-async def _unless_aborted(awaitable: Awaitable[T], ctx: ToolContext) -> T:
-    """Await ``awaitable`` (a permission ask); raise :class:`AbortedError` if the call is aborted first."""
-    task = asyncio.ensure_future(awaitable)
-    aborted = asyncio.ensure_future(ctx.abort.wait_async())
-    try:
-        done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborted.cancel()
-    if task not in done:
-        task.cancel()
-        raise AbortedError()
-    return task.result()
-
-
 async def _ask(ctx: ToolContext, scan: _shell_scan.Scan, command: str) -> None:
     if scan.dirs:
         globs = scan.dir_patterns
-        await _unless_aborted(
+        await unless_aborted(
             ctx.ask(
                 "external_directory",
                 globs,
@@ -135,7 +120,7 @@ async def _ask(ctx: ToolContext, scan: _shell_scan.Scan, command: str) -> None:
             ctx,
         )
     if scan.patterns:
-        await _unless_aborted(
+        await unless_aborted(
             ctx.ask("bash", scan.patterns, always=scan.always, metadata={"command": command}), ctx
         )
 
