@@ -69,3 +69,14 @@ def first_line(text: str) -> str:
         if line.strip():
             return line.strip()
     return ""
+
+
+def print_rows(rows: list[tuple[str, str, str]]) -> None:
+    """Three aligned columns (id, source, text) on stdout; ``no tools`` on stderr when empty."""
+    if not rows:
+        err("no tools")
+        return
+    id_width = max(len(row[0]) for row in rows)
+    source_width = max(len(row[1]) for row in rows)
+    for tool_id, source, text in rows:
+        print(f"{tool_id:<{id_width}}  {source:<{source_width}}  {text}".rstrip())

@@ -21,6 +21,7 @@ from .common import (
     friendly_errors,
     make_project,
     print_json,
+    print_rows,
 )
 
 
@@ -67,13 +68,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
         return
     rows = [(d.id, d.entry.source.describe(), first_line(d.description)) for d in offered]
     rows += [(h.entry.id, h.entry.source.describe(), f"(hidden: {h.reason})") for h in hidden]
-    if not rows:
-        err("no tools")
-        return
-    id_width = max(len(r[0]) for r in rows)
-    source_width = max(len(r[1]) for r in rows)
-    for tool_id, source, text in rows:
-        print(f"{tool_id:<{id_width}}  {source:<{source_width}}  {text}".rstrip())
+    print_rows(rows)
     if model is None and any(project.registry.depends_on_model(d.entry) for d in offered):
         err("note: no model named (--model or config 'model'): per-model rules not applied")
 

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from .common import err, first_line, friendly_errors, make_project
+from .common import err, first_line, friendly_errors, make_project, print_rows
 
 
 def watch(model_text: str | None, agent: str | None, as_json: bool) -> None:
@@ -78,14 +78,7 @@ def _line(value: dict[str, Any]) -> None:
 
 
 def _print_tools(tools: Any) -> None:
-    rows = [(tool.id, tool.source.describe(), first_line(tool.description)) for tool in tools]
-    if not rows:
-        print("no tools")
-        return
-    id_width = max(len(row[0]) for row in rows)
-    source_width = max(len(row[1]) for row in rows)
-    for tool_id, source, text in rows:
-        print(f"{tool_id:<{id_width}}  {source:<{source_width}}  {text}".rstrip())
+    print_rows([(tool.id, tool.source.describe(), first_line(tool.description)) for tool in tools])
 
 
 def _short(path: str, project: Any) -> str:
