@@ -57,6 +57,18 @@ AgentOption = Annotated[
     str | None, typer.Option("--agent", "-a", help="Agent whose permissions apply (default build).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (a stable, documented shape).")]
+SessionOption = Annotated[
+    str | None, typer.Option("--session", "-s", help="Session id (default: a new one).")
+]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Approve every permission ask.")]
+AllowOption = Annotated[
+    list[str] | None,
+    typer.Option("--allow", metavar="PERMISSION[=PATTERN]", help="Allow without asking (repeatable)."),
+]
+DenyOption = Annotated[
+    list[str] | None,
+    typer.Option("--deny", metavar="PERMISSION[=PATTERN]", help="Deny outright (repeatable; wins)."),
+]
 ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", help="Schema profile instead of the provider's (openai-strict, gemini…)."),
@@ -103,22 +115,14 @@ def tools_run(
         ),
     ] = None,
     json_: JsonOption = False,
-    session: Annotated[
-        str | None, typer.Option("--session", "-s", help="Session id (default: a new one).")
-    ] = None,
+    session: SessionOption = None,
     agent: AgentOption = None,
     full: Annotated[
         bool, typer.Option("--full", help="Print the full output, not the truncated view.")
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every permission ask.")] = False,
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", metavar="PERMISSION[=PATTERN]", help="Allow without asking (repeatable)."),
-    ] = None,
-    deny: Annotated[
-        list[str] | None,
-        typer.Option("--deny", metavar="PERMISSION[=PATTERN]", help="Deny outright (repeatable; wins)."),
-    ] = None,
+    yes: YesOption = False,
+    allow: AllowOption = None,
+    deny: DenyOption = None,
     answer: Annotated[
         list[str] | None,
         typer.Option(
@@ -172,12 +176,10 @@ def tools_call(
     model: ModelOption = None,
     agent: AgentOption = None,
     profile: ProfileOption = None,
-    session: Annotated[
-        str | None, typer.Option("--session", "-s", help="Session id (default: a new one).")
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every permission ask.")] = False,
-    allow: Annotated[list[str] | None, typer.Option("--allow", metavar="PERMISSION[=PATTERN]")] = None,
-    deny: Annotated[list[str] | None, typer.Option("--deny", metavar="PERMISSION[=PATTERN]")] = None,
+    session: SessionOption = None,
+    yes: YesOption = False,
+    allow: AllowOption = None,
+    deny: DenyOption = None,
     json_: JsonOption = False,
 ) -> None:
     """Run raw tool call(s) — OpenAI, Anthropic tool_use or Gemini shape, or a list — through repair and

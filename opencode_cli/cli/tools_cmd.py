@@ -6,6 +6,7 @@ import contextlib
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,6 +161,28 @@ def _terminal_prompt(yes: bool) -> Any:
     return approve if yes else ask
 
 
+def session_options(
+    yes: bool,
+    allow: list[str],
+    deny: list[str],
+    session_id: str | None,
+    answers: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The Session options the CLI's flags stand for: the terminal (or --yes) prompt, live progress,
+    --allow/--deny rules, the question asker (with --answer values), and a remembered named session."""
+    from .question_prompt import TerminalAsker
+
+    options: dict[str, Any] = {
+        "prompt": _terminal_prompt(yes),
+        "on_metadata": _progress_printer(),
+        "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
+        "extra": {"question": TerminalAsker(list(answers))},
+    }
+    if session_id:
+        options.update(id=session_id, remember=True)
+    return options
+
+
 def _flag_rules(values: list[str], action: str) -> list[Any]:
     """``--allow read=src/*`` / ``--deny bash`` as session rules (no pattern means every pattern)."""
     from ..permission import Rule
@@ -225,18 +248,8 @@ def run_tool(
             arguments = parse_arguments(tokens, tool.schema(), notice=err)
         except ArgsError as error:
             fail(f"error: {error}", EXIT_USAGE)
-        from .question_prompt import TerminalAsker
-
-        asker = TerminalAsker(list(answers))
-        options: dict[str, Any] = {
-            "prompt": _terminal_prompt(yes),
-            "on_metadata": _progress_printer(),
-            "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
-            "extra": {"question": asker},
-        }
-        if session_id:
-            options["id"] = session_id
-            options["remember"] = True
+        options = session_options(yes, allow, deny, session_id, answers)
+        asker = options["extra"]["question"]
         session = project.session(agent, **options)
 
     from ..context import AbortSignal

@@ -54,7 +54,7 @@ def call(
     import asyncio
 
     from ..wire import WireError, loads
-    from .tools_cmd import _flag_rules, _progress_printer, _terminal_prompt
+    from .tools_cmd import session_options
 
     if text is None and file is not None:
         try:
@@ -69,13 +69,7 @@ def call(
         fail(f"error: {error}")
     with friendly_errors():
         project = make_project()
-        options: dict[str, Any] = {
-            "prompt": _terminal_prompt(yes),
-            "on_metadata": _progress_printer(),
-            "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
-        }
-        if session_id:
-            options.update(id=session_id, remember=True)
+        options = session_options(yes, allow, deny, session_id)
         session = _session(project, model_text, agent, profile, **options)
         session.resolve()
 
