@@ -31,7 +31,7 @@ _EXPORTS = {
     "PermissionService": "opencode_cli.permission",
     "hookimpl": "opencode_cli.hookspecs",
     "Project": "opencode_cli.project",
-    "ModelRef": "opencode_cli.registry",
+    "ModelRef": "opencode_cli.modelref",
     "OpencodeError": "opencode_cli.errors",
     "ToolError": "opencode_cli.errors",
     "InvalidArgumentsError": "opencode_cli.errors",
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl
     from .permission import PermissionService
     from .project import Project
-    from .registry import ModelRef
+    from .modelref import ModelRef
 
 
 def __getattr__(name: str) -> Any:

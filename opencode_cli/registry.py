@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .contract import LazyTool, Tool, ToolSource
 from .errors import UnknownToolError
+from .modelref import ModelRef
 
 if TYPE_CHECKING:
     from .flags import Flags
@@ -35,41 +36,6 @@ class RegisterTool(Protocol):
     """The ``register`` callback handed to the ``register_tools`` hook."""
 
     def __call__(self, tool: AnyTool, *, gate: str | None = None) -> None: ...
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A model as ``provider/model``; the provider is guessed for a bare, well-known model id."""
-
-    provider: str | None
-    id: str
-
-    @classmethod
-    def parse(cls, text: str) -> ModelRef:
-        """``"openai/gpt-5"`` and ``"gpt-5"`` → (openai, gpt-5); an unknown bare id has no provider."""
-        provider, slash, model = text.partition("/")
-        if slash:
-            return cls(provider, model)
-        return cls(_guess_provider(text), text)
-
-    def __str__(self) -> str:
-        return f"{self.provider}/{self.id}" if self.provider else self.id
-
-
-def _guess_provider(model_id: str) -> str | None:
-    lowered = model_id.lower()
-    for prefix, provider in (
-        ("gpt-", "openai"),
-        ("o1", "openai"),
-        ("o3", "openai"),
-        ("o4", "openai"),
-        ("claude", "anthropic"),
-        ("gemini", "google"),
-        ("kimi", "moonshotai"),
-    ):
-        if lowered.startswith(prefix):
-            return provider
-    return None
 
 
 def uses_apply_patch(model_id: str) -> bool:
