@@ -1,5 +1,5 @@
-"""The sqlite store: state that outlives one process (permission approvals given with "always", and
-each session's todo list).
+"""The sqlite store: state that outlives one process (permission approvals given with "always", each
+session's todo list, and session transcripts: sessions, messages and parts as OpenCode's JSON).
 
 One file, ``<data>/opencode.db``, in WAL mode with a busy timeout so two processes can use it at once.
 The schema is versioned with ``PRAGMA user_version``; each migration runs once, in order, inside a
@@ -8,11 +8,13 @@ transaction. Later issues add tables here (the call log).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -35,6 +37,35 @@ MIGRATIONS: tuple[str, ...] = (
         updated_at REAL NOT NULL,
         PRIMARY KEY (session_id, position)
     );
+    """,
+    # 3: session transcripts (opencode_cli.transcript); ``data`` is the OpenCode JSON of the row, and
+    # ``position`` keeps insertion order (ids and clocks may tie; an upsert keeps its first position)
+    """
+    CREATE TABLE session (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        data TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX session_parent ON session (parent_id, created_at);
+    CREATE TABLE message (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX message_session ON message (session_id, position);
+    CREATE TABLE part (
+        id TEXT PRIMARY KEY,
+        message_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX part_message ON part (message_id, position);
+    CREATE INDEX part_session ON part (session_id);
     """,
 )
 
@@ -145,3 +176,80 @@ class Store:
                 (session_id,),
             ).fetchall()
         return [{"content": c, "status": s, "priority": p} for c, s, p in rows]
+
+    # -- transcripts: sessions, messages, parts ------------------------------------------------------
+
+    def save_session(self, info: dict[str, Any]) -> None:
+        """Insert or replace a session's info (OpenCode's ``Session.Info`` JSON with ``id``, ``parentID``
+        and ``time: {created, updated}`` in ms); the first ``created`` stays."""
+        times = info.get("time") or {}
+        created = times.get("created", _now_ms())
+        updated = times.get("updated", created)
+        with self.connect() as connection:
+            connection.execute(
+                "INSERT INTO session VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "parent_id = excluded.parent_id, data = excluded.data, updated_at = excluded.updated_at",
+                (info["id"], info.get("parentID"), _dump(info), created, updated),
+            )
+
+    def session(self, session_id: str) -> dict[str, Any] | None:
+        """The info of a session, or ``None`` when there is none with this id."""
+        with self.connect() as connection:
+            row = connection.execute("SELECT data FROM session WHERE id = ?", (session_id,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def children(self, parent_id: str) -> list[dict[str, Any]]:
+        """The infos of the sessions whose parent is ``parent_id`` (e.g. ``task`` subagents), oldest first."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT data FROM session WHERE parent_id = ? ORDER BY created_at, id", (parent_id,)
+            ).fetchall()
+        return [json.loads(data) for (data,) in rows]
+
+    def save_message(self, session_id: str, info: dict[str, Any]) -> None:
+        """Insert or update a message's info (OpenCode's ``Message`` JSON, without its parts); a new
+        message goes after the session's others, an update keeps its place."""
+        created = (info.get("time") or {}).get("created", _now_ms())
+        with self.connect() as connection:
+            connection.execute(
+                "INSERT INTO message VALUES (?, ?, "
+                "(SELECT coalesce(max(position), -1) + 1 FROM message WHERE session_id = ?), ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+                (info["id"], session_id, session_id, _dump(info), created),
+            )
+
+    def save_part(self, part: dict[str, Any]) -> None:
+        """Insert or update a part (``id``, ``sessionID``, ``messageID``, ``type``…); a new part goes after
+        its message's others, an update (a tool part whose state changed) keeps its place."""
+        message_id = part["messageID"]
+        with self.connect() as connection:
+            connection.execute(
+                "INSERT INTO part VALUES (?, ?, ?, "
+                "(SELECT coalesce(max(position), -1) + 1 FROM part WHERE message_id = ?), ?) "
+                "ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+                (part["id"], message_id, part["sessionID"], message_id, _dump(part)),
+            )
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        """The messages of a session as ``{"info": …, "parts": […]}``, each list in insertion order."""
+        with self.connect() as connection:
+            messages = connection.execute(
+                "SELECT id, data FROM message WHERE session_id = ? ORDER BY position", (session_id,)
+            ).fetchall()
+            parts = connection.execute(
+                "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, position",
+                (session_id,),
+            ).fetchall()
+        by_message: dict[str, list[dict[str, Any]]] = {}
+        for message_id, data in parts:
+            by_message.setdefault(message_id, []).append(json.loads(data))
+        return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _dump(value: dict[str, Any]) -> str:
+    """Compact JSON; ASCII-escaped so lone surrogates (undecodable tool output) survive the UTF-8 file."""
+    return json.dumps(value, separators=(",", ":"))

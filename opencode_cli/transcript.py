@@ -1,0 +1,503 @@
+"""Session transcripts in OpenCode's shapes: session info, messages and their parts.
+
+A :class:`Transcript` is the ordered messages of one session. Each :class:`Message` is a user or an
+assistant turn holding parts (:class:`TextPart`, :class:`ToolCallPart`, :class:`FilePart`); ``as_dict``
+gives OpenCode's JSON (``{info, parts}`` with camelCase keys and times in epoch milliseconds) and
+``from_dict`` reads it back exactly. Given a :class:`~opencode_cli.store.Store`, a transcript writes every
+change through, one short transaction each, and :meth:`Transcript.load` resumes it by session id.
+
+Tool parts move ``pending`` → ``running`` → ``completed`` | ``error``; after a transition call
+:meth:`Transcript.update_part` to persist the new state (the part keeps its place).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .contract import Attachment
+    from .modelref import ModelRef
+    from .store import Store
+
+Role = Literal["user", "assistant"]
+ToolStatus = Literal["pending", "running", "completed", "error"]
+
+
+def now_ms() -> int:
+    """The current time in epoch milliseconds (OpenCode's timestamps)."""
+    return int(time.time() * 1000)
+
+
+def new_id(prefix: str) -> str:
+    """An OpenCode-style ascending id such as ``ses_…``, ``msg_…`` or ``prt_…``."""
+    from .truncate import ascending_id
+
+    return ascending_id(prefix)
+
+
+def _model(data: Mapping[str, Any] | None) -> ModelRef | None:
+    if not data or "modelID" not in data:
+        return None
+    from .modelref import ModelRef
+
+    return ModelRef(data.get("providerID"), data["modelID"])
+
+
+# -- session -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionInfo:
+    """A session's info; ``parent_id`` is the session that started it (``None`` at the top level)."""
+
+    title: str = ""
+    agent: str = ""
+    directory: str = ""
+    parent_id: str | None = None
+    permission: list[dict[str, str]] = field(default_factory=list)
+    """The session's rules as ``{permission, pattern, action}`` (``Rule.as_dict()``)."""
+    id: str = field(default_factory=lambda: new_id("ses"))
+    created: int = field(default_factory=now_ms)
+    updated: int = -1
+    """Last change, in ms; left at ``-1`` it becomes ``created``."""
+
+    def __post_init__(self) -> None:
+        if self.updated < 0:
+            self.updated = self.created
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{id, parentID?, title, agent, directory, permission, time: {created, updated}}``."""
+        data: dict[str, Any] = {"id": self.id}
+        if self.parent_id is not None:
+            data["parentID"] = self.parent_id
+        data.update(
+            title=self.title,
+            agent=self.agent,
+            directory=self.directory,
+            permission=copy.deepcopy(self.permission),
+            time={"created": self.created, "updated": self.updated},
+        )
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SessionInfo:
+        """The inverse of :meth:`as_dict`."""
+        return cls(
+            id=data["id"],
+            parent_id=data.get("parentID"),
+            title=data.get("title", ""),
+            agent=data.get("agent", ""),
+            directory=data.get("directory", ""),
+            permission=copy.deepcopy(list(data.get("permission") or [])),
+            created=data["time"]["created"],
+            updated=data["time"]["updated"],
+        )
+
+
+# -- parts -------------------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class _PartBase:
+    """What every part has; ``session_id`` and ``message_id`` are set by :meth:`Transcript.add_part`."""
+
+    id: str = field(default_factory=lambda: new_id("prt"))
+    session_id: str = ""
+    message_id: str = ""
+
+    def _base(self, type: str) -> dict[str, Any]:
+        return {"id": self.id, "sessionID": self.session_id, "messageID": self.message_id, "type": type}
+
+
+@dataclass
+class TextPart(_PartBase):
+    """Text from the user or the model; ``synthetic`` text was added by the host, not typed."""
+
+    text: str
+    synthetic: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{id, sessionID, messageID, type: "text", text, synthetic?}``."""
+        data = self._base("text")
+        data["text"] = self.text
+        if self.synthetic:
+            data["synthetic"] = True
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TextPart:
+        """The inverse of :meth:`as_dict`."""
+        return cls(
+            data["text"],
+            bool(data.get("synthetic", False)),
+            id=data["id"],
+            session_id=data["sessionID"],
+            message_id=data["messageID"],
+        )
+
+
+@dataclass
+class FilePart(_PartBase):
+    """A file in a message or a tool result (``url`` is usually a ``data:`` or ``file:`` URL)."""
+
+    mime: str
+    url: str
+    filename: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{id, sessionID, messageID, type: "file", mime, filename?, url}``."""
+        data = self._base("file")
+        data["mime"] = self.mime
+        if self.filename is not None:
+            data["filename"] = self.filename
+        data["url"] = self.url
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FilePart:
+        """The inverse of :meth:`as_dict`."""
+        return cls(
+            data["mime"],
+            data["url"],
+            data.get("filename"),
+            id=data["id"],
+            session_id=data["sessionID"],
+            message_id=data["messageID"],
+        )
+
+
+@dataclass
+class ToolCallPart(_PartBase):
+    """One tool call of an assistant message and its state (OpenCode's ``ToolPart``).
+
+    ``status`` moves with :meth:`running`, :meth:`complete` and :meth:`fail`, which keep the fields
+    each state has in OpenCode: ``raw`` while pending; ``title``/``metadata`` (optional) and ``start``
+    while running; ``output``, ``title``, ``metadata``, ``attachments`` and ``start``/``end`` once
+    completed; ``error``, ``metadata`` (optional) and ``start``/``end`` after an error.
+    """
+
+    call_id: str
+    tool: str
+    input: dict[str, Any] = field(default_factory=dict)
+    status: ToolStatus = "pending"
+    raw: str = ""
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+    output: str | None = None
+    error: str | None = None
+    attachments: list[FilePart] = field(default_factory=list)
+    start: int | None = None
+    end: int | None = None
+
+    def _expect_open(self) -> None:
+        if self.status not in ("pending", "running"):
+            raise ValueError(f"tool part {self.id} is already {self.status}")
+
+    def _begin(self) -> int:
+        now = now_ms()
+        if self.start is None:
+            self.start = now
+        self.raw = ""
+        return max(now, self.start)
+
+    def running(self, title: str | None = None, metadata: Mapping[str, Any] | None = None) -> ToolCallPart:
+        """Mark the call running (again: replace its title and metadata, as ``ctx.metadata`` does)."""
+        self._expect_open()
+        self._begin()
+        self.status = "running"
+        self.title = title
+        self.metadata = None if metadata is None else dict(metadata)
+        return self
+
+    def complete(
+        self,
+        output: str,
+        title: str = "",
+        metadata: Mapping[str, Any] | None = None,
+        attachments: Iterable[Attachment | FilePart | Mapping[str, Any]] = (),
+    ) -> ToolCallPart:
+        """Mark the call completed with its result; attachments become file parts of this message."""
+        self._expect_open()
+        self.end = self._begin()
+        self.status = "completed"
+        self.output, self.title, self.error = output, title, None
+        self.metadata = dict(metadata or {})
+        self.attachments = [self._attachment(item) for item in attachments]
+        return self
+
+    def fail(self, error: str, metadata: Mapping[str, Any] | None = None) -> ToolCallPart:
+        """Mark the call failed with the model-facing error text."""
+        self._expect_open()
+        self.end = self._begin()
+        self.status = "error"
+        self.error, self.title, self.output, self.attachments = error, None, None, []
+        self.metadata = None if metadata is None else dict(metadata)
+        return self
+
+    def _attachment(self, item: Attachment | FilePart | Mapping[str, Any]) -> FilePart:
+        if isinstance(item, Mapping):
+            mime, url, filename, part_id = item["mime"], item["url"], item.get("filename"), item.get("id")
+        else:
+            mime, url, filename, part_id = item.mime, item.url, item.filename, item.id
+        return FilePart(
+            mime,
+            url,
+            filename,
+            id=part_id or new_id("prt"),
+            session_id=self.session_id,
+            message_id=self.message_id,
+        )
+
+    def state(self) -> dict[str, Any]:
+        """OpenCode's ``ToolState`` for the current status."""
+        state: dict[str, Any] = {"status": self.status, "input": copy.deepcopy(self.input)}
+        if self.status == "pending":
+            state["raw"] = self.raw
+            return state
+        if self.status == "completed":
+            state["output"] = self.output or ""
+            state["title"] = self.title or ""
+            state["metadata"] = copy.deepcopy(self.metadata or {})
+            state["time"] = {"start": self.start, "end": self.end}
+        else:
+            if self.status == "running" and self.title is not None:
+                state["title"] = self.title
+            if self.status == "error":
+                state["error"] = self.error or ""
+            if self.metadata is not None:
+                state["metadata"] = copy.deepcopy(self.metadata)
+            state["time"] = (
+                {"start": self.start} if self.status == "running" else {"start": self.start, "end": self.end}
+            )
+        if self.attachments:
+            state["attachments"] = [attachment.as_dict() for attachment in self.attachments]
+        return state
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{id, sessionID, messageID, type: "tool", callID, tool, state}``."""
+        data = self._base("tool")
+        data.update(callID=self.call_id, tool=self.tool, state=self.state())
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCallPart:
+        """The inverse of :meth:`as_dict`."""
+        state = data["state"]
+        times = state.get("time") or {}
+        metadata = state.get("metadata")
+        return cls(
+            data["callID"],
+            data["tool"],
+            copy.deepcopy(dict(state.get("input") or {})),
+            state["status"],
+            raw=state.get("raw", ""),
+            title=state.get("title"),
+            metadata=None if metadata is None else copy.deepcopy(dict(metadata)),
+            output=state.get("output"),
+            error=state.get("error"),
+            attachments=[FilePart.from_dict(item) for item in state.get("attachments") or []],
+            start=times.get("start"),
+            end=times.get("end"),
+            id=data["id"],
+            session_id=data["sessionID"],
+            message_id=data["messageID"],
+        )
+
+
+Part = TextPart | ToolCallPart | FilePart
+_PART_TYPES: dict[str, Any] = {"text": TextPart, "tool": ToolCallPart, "file": FilePart}
+
+
+def part_from_dict(data: Mapping[str, Any]) -> Part:
+    """A part from its JSON, by ``type``; raises ``ValueError`` for a type this module does not know."""
+    kind = _PART_TYPES.get(data.get("type", ""))
+    if kind is None:
+        raise ValueError(f"unknown part type {data.get('type')!r} in part {data.get('id')!r}")
+    return kind.from_dict(data)
+
+
+# -- messages ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Message:
+    """A user or assistant message and its parts.
+
+    An assistant message answers the user message ``parent_id``; ``finish`` is the model's finish reason
+    (``"stop"``, ``"tool-calls"``…) and ``error`` the text of an error that ended it.
+    """
+
+    session_id: str
+    role: Role
+    agent: str
+    model: ModelRef | None = None
+    parent_id: str | None = None
+    finish: str | None = None
+    error: str | None = None
+    parts: list[Part] = field(default_factory=list)
+    id: str = field(default_factory=lambda: new_id("msg"))
+    created: int = field(default_factory=now_ms)
+    completed: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of the message's text parts, concatenated."""
+        return "".join(part.text for part in self.parts if isinstance(part, TextPart))
+
+    def info_dict(self) -> dict[str, Any]:
+        """The message info: ``{id, sessionID, role, time: {created, completed?}, agent, …}`` with
+        ``model: {providerID, modelID}`` for a user message, and ``parentID``, flat ``providerID`` and
+        ``modelID``, ``finish?`` and ``error?`` for an assistant message."""
+        times: dict[str, Any] = {"created": self.created}
+        if self.completed is not None:
+            times["completed"] = self.completed
+        data: dict[str, Any] = {"id": self.id, "sessionID": self.session_id, "role": self.role, "time": times}
+        data["agent"] = self.agent
+        if self.role == "user":
+            if self.model is not None:
+                data["model"] = self.model.as_dict()
+            return data
+        if self.parent_id is not None:
+            data["parentID"] = self.parent_id
+        if self.model is not None:
+            data.update(self.model.as_dict())
+        if self.finish is not None:
+            data["finish"] = self.finish
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"info": …, "parts": […]}``, OpenCode's message with parts."""
+        return {"info": self.info_dict(), "parts": [part.as_dict() for part in self.parts]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        """The inverse of :meth:`as_dict`."""
+        info = data["info"]
+        user = info["role"] == "user"
+        return cls(
+            info["sessionID"],
+            info["role"],
+            info.get("agent", ""),
+            model=_model(info.get("model") if user else info),
+            parent_id=None if user else info.get("parentID"),
+            finish=None if user else info.get("finish"),
+            error=None if user else info.get("error"),
+            parts=[part_from_dict(part) for part in data.get("parts") or []],
+            id=info["id"],
+            created=info["time"]["created"],
+            completed=info["time"].get("completed"),
+        )
+
+
+# -- transcript --------------------------------------------------------------------------------------
+
+
+class Transcript:
+    """The messages of one session, in order; with a ``store``, every change is written through."""
+
+    def __init__(self, info: SessionInfo, store: Store | None = None) -> None:
+        self.info = info
+        self.store = store
+        self.messages: list[Message] = []
+        self.update_session()
+
+    @classmethod
+    def load(cls, store: Store, session_id: str) -> Transcript | None:
+        """The stored transcript of ``session_id`` (written through to ``store`` from now on), or
+        ``None`` when the store has no such session."""
+        data = store.session(session_id)
+        if data is None:
+            return None
+        transcript = cls(SessionInfo.from_dict(data))
+        transcript.messages = [Message.from_dict(message) for message in store.messages(session_id)]
+        transcript.store = store
+        return transcript
+
+    def child(self, title: str, agent: str, permission: list[dict[str, str]] | None = None) -> Transcript:
+        """A new session started from this one (a ``task`` subagent), kept in the same store."""
+        info = SessionInfo(title, agent, self.info.directory, self.info.id, list(permission or []))
+        return Transcript(info, self.store)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.messages)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        """Every message as ``{"info": …, "parts": […]}``."""
+        return [message.as_dict() for message in self.messages]
+
+    def last_text(self) -> str:
+        """The text of the last text part of the last assistant message (``""`` when there is none)."""
+        for message in reversed(self.messages):
+            if message.role == "assistant":
+                texts = [part.text for part in message.parts if isinstance(part, TextPart)]
+                return texts[-1] if texts else ""
+        return ""
+
+    # -- changes -------------------------------------------------------------------------------------
+
+    def add_user(
+        self, text: str, agent: str, model: ModelRef | None = None, *, synthetic: bool = False
+    ) -> Message:
+        """Append a user message with one text part (``synthetic``: written by a tool, not a person)."""
+        message = self._add(Message(self.info.id, "user", agent, model))
+        self.add_part(message, TextPart(text, synthetic=synthetic))
+        return message
+
+    def add_assistant(
+        self, agent: str, model: ModelRef | None = None, parent_id: str | None = None
+    ) -> Message:
+        """Append an (empty) assistant message answering ``parent_id``, by default the last user message."""
+        if parent_id is None:
+            parent_id = next((m.id for m in reversed(self.messages) if m.role == "user"), None)
+        return self._add(Message(self.info.id, "assistant", agent, model, parent_id))
+
+    def add_part(self, message: Message, part: Part) -> Part:
+        """Append ``part`` to ``message`` (a part with the same id is replaced in place) and save it."""
+        part.session_id, part.message_id = message.session_id, message.id
+        if isinstance(part, ToolCallPart):
+            for attachment in part.attachments:
+                attachment.session_id, attachment.message_id = message.session_id, message.id
+        index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None)
+        if index is None:
+            message.parts.append(part)
+        else:
+            message.parts[index] = part
+        self.update_part(part)
+        return part
+
+    def update_part(self, part: Part) -> None:
+        """Save a part again after a change (a tool part's transition); it keeps its place."""
+        if self.store is not None:
+            self.store.save_part(part.as_dict())
+
+    def finish(self, message: Message, finish: str | None = "stop", error: str | None = None) -> None:
+        """Mark an assistant message completed now, with its finish reason or error, and save it."""
+        message.completed = max(now_ms(), message.created)
+        message.finish, message.error = finish, error
+        self.update_message(message)
+
+    def update_message(self, message: Message) -> None:
+        """Save a message's info again after a change (its parts are saved on their own)."""
+        if self.store is not None:
+            self.store.save_message(message.session_id, message.info_dict())
+
+    def update_session(self) -> None:
+        """Save the session info (after a change such as a new title)."""
+        if self.store is not None:
+            self.store.save_session(self.info.as_dict())
+
+    def _add(self, message: Message) -> Message:
+        self.messages.append(message)
+        self.info.updated = max(now_ms(), self.info.updated)
+        self.update_session()
+        self.update_message(message)
+        return message
