@@ -1,22 +1,40 @@
 """Agents: the built-in ones (build, plan, general, explore) with OpenCode's default rulesets, plus
-agents declared in config ``[agent.NAME]`` (core spec §8.6, §5.3, §5.4)."""
+agents declared in config ``[agent.NAME]`` (core spec §8.6, §5.3, §5.4).
+
+An ``[agent.NAME]`` table takes OpenCode's keys: ``model`` (``provider/model``), ``prompt``, ``steps`` (or
+the deprecated ``maxSteps``), ``temperature``, ``top_p``, ``mode``, ``description``, ``color``,
+``hidden``, ``disable``, ``permission``, the legacy ``tools`` switches and ``options``; any other key is
+collected into ``options``. A table for a built-in agent changes only the keys it sets.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
+from .modelref import ModelRef
 from .permission import Rule, Ruleset, evaluate, from_config
 
 Mode = Literal["primary", "subagent", "all"]
 
+#: Keys of an ``[agent.NAME]`` table read here; any other key goes into :attr:`Agent.options`.
+KNOWN_KEYS = frozenset(
+    {
+        "model", "prompt", "steps", "maxSteps", "temperature", "top_p", "mode", "description", "color",
+        "hidden", "disable", "permission", "tools", "options",
+    }
+)  # fmt: skip
+
 
 @dataclass
 class Agent:
-    """An agent: a name, a mode, a description and the permission rules its tool calls are judged by."""
+    """An agent: a name, a mode, a description and the permission rules its tool calls are judged by,
+    plus what config sets for its model calls (``None``: not set, the session's default applies)."""
 
     name: str
     mode: Mode
@@ -24,6 +42,15 @@ class Agent:
     permission: Ruleset = field(default_factory=list)
     hidden: bool = False
     builtin: bool = True
+    model: ModelRef | None = None
+    prompt: str | None = None
+    #: The most agentic iterations (model turns) per prompt.
+    steps: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    color: str | None = None
+    #: Other keys of the agent's config table, passed on to the provider as they are.
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def task_capable(self) -> bool:
@@ -39,6 +66,13 @@ class Agent:
             "hidden": self.hidden,
             "builtin": self.builtin,
             "permission": [{**rule.as_dict(), "source": rule.source} for rule in self.permission],
+            "model": str(self.model) if self.model else None,
+            "prompt": self.prompt,
+            "steps": self.steps,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "color": self.color,
+            "options": self.options,
         }
 
 
@@ -132,29 +166,21 @@ def build_agents(
         user_rules += _legacy_tools(config["tools"], "config tools")
     if "permission" in config:
         user_rules += _config_rules(config["permission"], home, "permission")
-    agents: dict[str, Agent] = {}
-    for name, agent in builtins.items():
-        agents[name] = Agent(agent.name, agent.mode, agent.description, agent.permission + user_rules)
-    for name, table in (config.get("agent") or {}).items():
+    agents = {
+        name: replace(agent, permission=agent.permission + user_rules) for name, agent in builtins.items()
+    }
+    tables = config.get("agent") or {}
+    if not isinstance(tables, Mapping):
+        raise ConfigError(f"agent must be a table, not {tables!r}")
+    for name, table in tables.items():
         if not isinstance(table, Mapping):
             raise ConfigError(f"agent.{name} must be a table")
-        base = agents.get(name)
-        rules = list(base.permission) if base else defaults + user_rules
-        if isinstance(table.get("tools"), Mapping):
-            rules += _legacy_tools(table["tools"], f"agent.{name}.tools")
-        if "permission" in table:
-            rules += _config_rules(table["permission"], home, f"agent.{name}.permission")
-        mode = table.get("mode", base.mode if base else "all")
-        if mode not in ("primary", "subagent", "all"):
-            raise ConfigError(f"agent.{name}.mode must be primary, subagent or all, not {mode!r}")
-        agents[name] = Agent(
-            name,
-            mode,
-            str(table.get("description", base.description if base else "")),
-            rules,
-            hidden=bool(table.get("hidden", False)),
-            builtin=base is not None,
-        )
+        base = agents.get(name) or Agent(name, "all", permission=defaults + user_rules, builtin=False)
+        agent = _configure(base, table, home, f"agent.{name}")
+        if _get(table, f"agent.{name}", "disable", _is_bool, "true or false"):
+            agents.pop(name, None)
+        else:
+            agents[name] = agent
     exemption = Rule("external_directory", truncate_glob, "allow", "truncation exemption")
     for agent in agents.values():
         opted_out = any(
@@ -171,3 +197,78 @@ def _config_rules(value: Any, home: str, where: str) -> Ruleset:
         return from_config(value, home, where)
     except (ValueError, AttributeError) as error:
         raise ConfigError(f"{where}: {error}") from None
+
+
+def _configure(base: Agent, table: Mapping[str, Any], home: str, where: str) -> Agent:
+    """``base`` with the keys an ``[agent.NAME]`` table sets; the keys it leaves out keep their value."""
+    get = partial(_get, table, where)
+    rules = list(base.permission)
+    tools = get("tools", _is_table, "a table")
+    if tools:
+        rules += _legacy_tools(tools, f"{where}.tools")
+    if "permission" in table:
+        rules += _config_rules(table["permission"], home, f"{where}.permission")
+    mode = table.get("mode", base.mode)
+    if mode not in ("primary", "subagent", "all"):
+        raise ConfigError(f"{where}.mode must be primary, subagent or all, not {mode!r}")
+    model = get("model", _is_model, 'a "provider/model" string')
+    steps = get("steps", _is_steps, "an integer >= 1")
+    max_steps = get("maxSteps", _is_steps, "an integer >= 1")  # deprecated alias; steps wins
+    options = get("options", _is_table, "a table") or {}
+    extra = {key: value for key, value in table.items() if key not in KNOWN_KEYS}
+    return replace(
+        base,
+        mode=mode,
+        description=get("description", _is_str, "a string", base.description),
+        permission=rules,
+        hidden=get("hidden", _is_bool, "true or false", base.hidden),
+        model=ModelRef.parse(model) if model else base.model,
+        prompt=get("prompt", _is_str, "a string", base.prompt),
+        steps=steps or max_steps or base.steps,
+        temperature=get("temperature", _is_number, "a number", base.temperature),
+        top_p=get("top_p", _is_number, "a number", base.top_p),
+        color=get("color", _is_str, "a string", base.color),
+        options={**base.options, **options, **extra},
+    )
+
+
+def _get(
+    table: Mapping[str, Any],
+    where: str,
+    key: str,
+    check: Callable[[Any], bool],
+    expected: str,
+    default: Any = None,
+) -> Any:
+    """``table[key]`` if it passes ``check``, ``default`` if unset; any other value is a ConfigError."""
+    value = table.get(key)
+    if value is None:
+        return default
+    if not check(value):
+        raise ConfigError(f"{where}.{key} must be {expected}, not {value!r}")
+    return value
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_table(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _is_number(value: Any) -> bool:
+    """A finite int or float; ``true`` is not a number (though Python's bool is an int)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_steps(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..agents import Agent
 from ..permission import NO_MATCH, evaluate
 from .common import friendly_errors, make_project, print_json
 
@@ -33,7 +34,8 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
 
 
 def list_agents(as_json: bool) -> None:
-    """Print every agent with its mode and description."""
+    """Print every agent (disabled ones are gone) with its mode, description and the model settings
+    its config sets."""
     with friendly_errors():
         agents = list(make_project().agents.values())
     if as_json:
@@ -42,4 +44,26 @@ def list_agents(as_json: bool) -> None:
     width = max(len(agent.name) for agent in agents)
     for agent in agents:
         hidden = " (hidden)" if agent.hidden else ""
-        print(f"{agent.name:<{width}}  {agent.mode:<8}  {agent.description}{hidden}")
+        settings = _settings(agent)
+        extra = f"  [{settings}]" if settings else ""
+        print(f"{agent.name:<{width}}  {agent.mode:<8}  {agent.description}{hidden}{extra}")
+
+
+def _settings(agent: Agent) -> str:
+    """``model openai/gpt-5, steps 8, temperature 0.2``: the model settings config gives ``agent``."""
+    parts = [
+        f"{label} {value}"
+        for label, value in (
+            ("model", agent.model),
+            ("steps", agent.steps),
+            ("temperature", agent.temperature),
+            ("top_p", agent.top_p),
+            ("color", agent.color),
+        )
+        if value is not None
+    ]
+    if agent.prompt is not None:
+        parts.append(f"prompt {len(agent.prompt)} chars")
+    if agent.options:
+        parts.append(f"options {' '.join(agent.options)}")
+    return ", ".join(parts)

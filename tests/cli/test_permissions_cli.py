@@ -232,7 +232,10 @@ def test_agents_list_json_builtin_shape(run_cli) -> None:
     data = json.loads(run_cli("agents", "list", "--json").stdout)
     assert list(data) == ["agents"]
     for agent in data["agents"]:
-        assert list(agent) == ["name", "mode", "description", "hidden", "builtin", "permission"]
+        assert list(agent) == [
+            *("name", "mode", "description", "hidden", "builtin", "permission"),
+            *("model", "prompt", "steps", "temperature", "top_p", "color", "options"),
+        ]
         assert all(
             list(rule) == ["permission", "pattern", "action", "source"] for rule in agent["permission"]
         )
