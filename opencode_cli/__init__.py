@@ -61,9 +61,9 @@ if TYPE_CHECKING:
         UnknownToolError,
     )
     from .hookspecs import hookimpl
+    from .modelref import ModelRef
     from .permission import PermissionService
     from .project import Project
-    from .modelref import ModelRef
 
 
 def __getattr__(name: str) -> Any:

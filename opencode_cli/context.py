@@ -15,6 +15,10 @@ from .truncate import Truncator
 if TYPE_CHECKING:
     import asyncio
 
+    from .modelref import ModelRef
+    from .project import Project
+    from .session import Session
+
 
 class AbortSignal:
     """Set when the turn is aborted; usable from async code and from worker threads."""
@@ -71,7 +75,9 @@ async def _allow_all(request: PermissionRequest) -> None:
 class ToolContext:
     """Everything a tool's ``execute`` receives besides its arguments.
 
-    ``ask`` and ``metadata`` are the two ways a tool talks to its host. In a sync tool (run in a worker
+    ``ask`` and ``metadata`` are the two ways a tool talks to its host; ``project``, ``session`` and
+    ``model`` are typed ways to reach what it runs in (a service: ``await
+    ctx.project.services.get(key, factory)``). In a sync tool (run in a worker
     thread) call ``ctx.ask(...)`` plainly: it blocks until answered. In an async tool, ``await`` it.
     A denied or rejected ask raises a :class:`~opencode_cli.errors.ToolError` whose message the model sees.
     """
@@ -92,6 +98,12 @@ class ToolContext:
     truncator: Truncator | None = field(default=None, repr=False)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+    project: Project | None = field(default=None, repr=False)
+    """The project the call runs in (its services, store, config); ``None`` for a bare context."""
+    session: Session | None = field(default=None, repr=False)
+    """The session making the call (its transcript, its agent, :meth:`~opencode_cli.Session.child`)."""
+    model: ModelRef | None = None
+    """The model the session serves (``ctx.extra["model"]`` carries it too, as in OpenCode)."""
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report live progress of the running call (a title and/or metadata); returns at once."""

@@ -9,13 +9,16 @@ Plugins are found through the entry-point group ``opencode`` and implement hooks
     def tool_execute_before(tool, args):
         args.setdefault("limit", 100)
 
-An implementation may accept any subset of a hook's arguments, by name. Any hook may be written as
-``async def``: the host awaits what it returns. Hooks are called in pluggy's order: the plugin loaded last
-runs first unless ``tryfirst``/``trylast`` say otherwise. The built-in tools are themselves a plugin of
-this contract (:mod:`opencode_cli.tools`).
+An implementation may accept any subset of a hook's arguments, by name. Every hook is called through
+pluggy, so the plugin loaded last runs first unless ``tryfirst``/``trylast`` say otherwise, and
+``@hookimpl(wrapper=True)`` generators wrap the other implementations as in pytest. Any plain
+implementation may be written as ``async def``: it is awaited on the caller's event loop, in its place in
+pluggy's order (wrappers stay generators). The built-in tools are themselves a plugin of this contract
+(:mod:`opencode_cli.tools`).
 
-The three ``tool_*`` hooks mirror OpenCode's ``tool.definition``, ``tool.execute.before`` and
-``tool.execute.after``.
+``tool_definition``, ``tool_execute_before`` and ``tool_execute_after`` mirror OpenCode's
+``tool.definition``, ``tool.execute.before`` and ``tool.execute.after``; :func:`tool_execute` is ours: it
+wraps (or replaces) a whole execution.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from .contract import ToolResult
+    from collections.abc import Awaitable
+
+    from .context import ToolContext
+    from .contract import Tool, ToolResult
     from .flags import Flags
     from .project import Project
     from .registry import RegisterTool, ToolDefinitionOutput
@@ -40,7 +46,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 def register_tools(register: RegisterTool, flags: Flags, project: Project | None) -> None:
     """Contribute tools.
 
-    Called once when a project's registry is first built, for every loaded plugin.
+    Called for each loaded plugin when a project's registry is first built (each plugin is a source of
+    the registry, called on its own); hot reload does not call it again for a plugin that did not change.
 
     :param register: call ``register(tool)`` for each tool to add. ``tool`` is anything
         :func:`opencode_cli.tool` or :func:`opencode_cli.define` returns. The tool's ``id`` is used
@@ -72,7 +79,8 @@ def tool_definition(tool_id: str, model: Any, output: ToolDefinitionOutput) -> N
         dict) to change them. Reading ``output.parameters`` is lazy: the schema is only generated when a
         hook looks at it.
 
-    Mirrors OpenCode's ``tool.definition``. Return values are ignored.
+    Mirrors OpenCode's ``tool.definition``. Return values are ignored. A plugin that raises here is marked
+    ``failed`` and the other implementations still run.
     """
 
 
@@ -89,6 +97,37 @@ def tool_execute_before(tool: str, session_id: str, call_id: str | None, args: d
         no effect (as in OpenCode).
 
     Raising blocks the call: the exception's message becomes the tool error the model sees.
+    """
+
+
+@hookspec(firstresult=True)
+def tool_execute(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Awaitable[ToolResult] | None:
+    """Run a tool: validate, execute, truncate. Returns an **awaitable** of the result.
+
+    Called for every tool call, between :func:`tool_execute_before` and :func:`tool_execute_after`. The
+    built-in implementation (``trylast``) returns ``tool.run(args, ctx)``. Because tools are async, the
+    result of this hook is an awaitable, not the result itself: an ``async def`` implementation returns
+    one by being called, and the first implementation to return something other than ``None`` decides
+    (``firstresult``). To wrap every execution, write a wrapper that awaits what it is given::
+
+        @hookimpl(wrapper=True)
+        def tool_execute(tool, args, ctx):
+            running = yield
+
+            async def timed():
+                started = time.perf_counter()
+                result = await running
+                result.metadata["ms"] = round((time.perf_counter() - started) * 1000)
+                return result
+
+            return timed()
+
+    :param tool: the loaded :class:`opencode_cli.Tool` being run (its ``id``, ``schema()``, ``run``).
+    :param args: the arguments after :func:`tool_execute_before`, not yet validated.
+    :param ctx: the call's :class:`opencode_cli.ToolContext` (its ``project``, ``session``, ``model``,
+        ``abort``, ``ask``).
+
+    An exception raised, or raised when the awaitable is awaited, becomes the tool error the model sees.
     """
 
 

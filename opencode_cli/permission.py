@@ -216,12 +216,18 @@ class PermissionService:
         """Requests waiting for a reply, oldest first."""
         return [request for request, _ in self._pending.values()]
 
-    async def ask(self, request: Request, ruleset: Iterable[Rule]) -> None:
+    async def ask(
+        self,
+        request: Request,
+        ruleset: Iterable[Rule],
+        on_pending: Callable[[Request], None] | None = None,
+    ) -> None:
         """Return when allowed; raise :class:`DeniedError`, :class:`RejectedError` or :class:`CorrectedError`.
 
         Each pattern is judged by ``ruleset`` plus the approvals so far: a ``deny`` fails at once, with the
         rules whose permission matches; if every pattern is allowed the call proceeds; otherwise the request
-        waits until :meth:`reply`.
+        waits until :meth:`reply`. ``on_pending(request)`` is called once it waits (after the
+        ``permission.asked`` event): the asking session uses it to put the question to its user.
         """
         import asyncio
 
@@ -240,6 +246,8 @@ class PermissionService:
         self._pending[request.id] = (request, future)
         try:
             self._publish("permission.asked", request.as_dict())
+            if on_pending is not None:
+                on_pending(request)
             await future
         finally:
             self._pending.pop(request.id, None)
@@ -294,3 +302,25 @@ def _settle(future: asyncio.Future[None], outcome: BaseException | None) -> None
         future.set_result(None)
     else:
         future.set_exception(outcome)
+
+
+def inherited(parent: Iterable[Rule], subagent: Iterable[Rule], primary_tools: Iterable[str] = ()) -> Ruleset:
+    """The session ruleset of a subagent's session (builtin-tools §9 step 5).
+
+    The parent's ``deny`` rules and its ``external_directory`` rules; ``todowrite`` and ``task`` denied
+    unless the subagent's own ruleset mentions them; and the tools of config
+    ``experimental.primary_tools`` denied (they belong to primary agents).
+    """
+    own = {rule.permission for rule in subagent}
+    rules = [
+        Rule(
+            rule.permission, rule.pattern, rule.action, f"parent: {rule.source}" if rule.source else "parent"
+        )
+        for rule in parent
+        if rule.action == "deny" or rule.permission == "external_directory"
+    ]
+    for name in ("todowrite", "task"):
+        if name not in own:
+            rules.append(Rule(name, "*", "deny", "subagent"))
+    rules += [Rule(name, "*", "deny", "experimental.primary_tools") for name in primary_tools]
+    return rules

@@ -7,23 +7,25 @@ warning line; everything else keeps working.
 
 from __future__ import annotations
 
-import hashlib
+import contextvars
+import functools
 import importlib
 import importlib.util
 import inspect
 import os
-import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 
 from . import hookspecs
+
+if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
 
 BUILTIN_PLUGINS = ("opencode_cli.tools",)
 ENTRY_POINT_GROUP = "opencode"
@@ -82,40 +84,100 @@ def describe_exception(error: BaseException, path: str | None = None) -> str:
     return f"{where}{type(error).__name__}" + (f": {message}" if message else "")
 
 
-def run_awaitable(value: Any) -> Any:
-    """Finish ``value`` if it is awaitable (hooks may be ``async def``), from sync code."""
-    if not inspect.isawaitable(value):
-        return value
+#: Hooks whose failing implementations are isolated: recorded, reported, and skipped (the others raise).
+ISOLATED_HOOKS = frozenset({"register_tools", "tool_definition"})
 
-    import asyncio
+#: Hooks called one plugin at a time (:meth:`Plugins.call_for`): each plugin is a source of tools.
+PER_PLUGIN_HOOKS = frozenset({"register_tools"})
 
-    async def finish() -> Any:
-        return await value
+#: The plugin a :meth:`Plugins.call_for` call is for (the other plugins' implementations step aside).
+_ONLY_PLUGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "opencode_only_plugin", default=None
+)
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(finish())
-    box: dict[str, Any] = {}
+#: The loop async hook implementations are awaited on, for a call made through :meth:`Plugins.acall`.
+_CALLER_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "opencode_caller_loop", default=None
+)
+#: The awaits in flight for one :meth:`Plugins.acall` (cancelled when the caller is).
+_IN_FLIGHT: contextvars.ContextVar[list[concurrent.futures.Future[Any]] | None] = contextvars.ContextVar(
+    "opencode_hook_awaits", default=None
+)
 
-    def worker() -> None:
+
+class _Bridge:
+    """An ``async def`` hook implementation as pluggy calls it: synchronously, from a worker thread.
+
+    :meth:`Plugins.acall` runs pluggy's call in a worker thread when a hook has such an implementation;
+    the bridge hands the coroutine back to the caller's event loop and waits for it there, so pluggy's
+    order, ``firstresult`` and wrappers all hold, and the coroutine runs on the caller's loop. Called from
+    sync code (:meth:`Plugins.call`), it runs on the project's own loop (its sync façade).
+    """
+
+    def __init__(self, function: Callable[..., Any], fallback: Callable[[], asyncio.AbstractEventLoop]):
+        self.function = function
+        self._fallback = fallback
+        functools.update_wrapper(self, function, updated=())
+
+    def __call__(self, *args: Any) -> Any:
         import asyncio
 
+        loop = _CALLER_LOOP.get() or self._fallback()
         try:
-            box["value"] = asyncio.run(finish())
-        except BaseException as error:  # handed back to the caller below
-            box["error"] = error
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            raise RuntimeError(
+                f"async hook {self.function.__qualname__} was called from sync code on its own event loop; "
+                "call the hook from async code"
+            )
+        future = asyncio.run_coroutine_threadsafe(self.function(*args), loop)
+        in_flight = _IN_FLIGHT.get()
+        if in_flight is not None:
+            in_flight.append(future)
+        return future.result()
 
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
+
+class _OnlyFor:
+    """A hook implementation that steps aside (returns ``None``) in a call meant for another plugin."""
+
+    def __init__(self, function: Callable[..., Any], plugin_name: str):
+        self.function = function
+        self.plugin_name = plugin_name
+        functools.update_wrapper(self, function, updated=())
+
+    def __call__(self, *args: Any) -> Any:
+        only = _ONLY_PLUGIN.get()
+        if only is not None and only != self.plugin_name:
+            return None
+        return self.function(*args)
+
+
+class _Isolated:
+    """A hook implementation whose failure is recorded and reported instead of raised."""
+
+    def __init__(self, function: Callable[..., Any], on_failure: Callable[[BaseException], None]):
+        self.function = function
+        self._on_failure = on_failure
+        functools.update_wrapper(self, function, updated=())
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            return self.function(*args)
+        except Exception as error:
+            self._on_failure(error)
+            return None
 
 
 class Plugins:
-    """A pluggy manager for one project, with a record per plugin and tool file."""
+    """A pluggy manager for one project, with a record per plugin.
+
+    Every hook is called through pluggy (:meth:`call`, :meth:`acall`, :meth:`call_for`), so ``wrapper``
+    and ``hookwrapper`` implementations, ``tryfirst``/``trylast`` and ``firstresult`` behave as plugin
+    authors know them from pytest. ``loop`` gives the event loop that ``async def`` implementations run on
+    when a hook is called from sync code (the project's sync façade).
+    """
 
     def __init__(
         self,
@@ -126,6 +188,7 @@ class Plugins:
         extra: Iterable[tuple[str, object]] = (),
         warn: Warn | None = None,
         cache_dir: Path | None = None,
+        loop: Callable[[], asyncio.AbstractEventLoop] | None = None,
     ) -> None:
         self.manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
@@ -134,6 +197,8 @@ class Plugins:
         self._warn = warn or (lambda message: None)
         self._disabled = set(disabled)
         self._cache_dir = cache_dir
+        self._loop = loop or _no_loop
+        self._async_hooks: set[str] = set()
         for module_name in builtin:
             self._register_builtin(module_name)
         for name, plugin in extra:
@@ -165,10 +230,13 @@ class Plugins:
             return record
         try:
             self.manager.register(plugin, name=name)
-            record.hooks = sorted(caller.name for caller in self.manager.get_hookcallers(plugin) or [])
+            callers = self.manager.get_hookcallers(plugin) or []
+            record.hooks = sorted(caller.name for caller in callers)
             try:
                 self.manager.check_pending()
-            except pluggy.PluginValidationError:
+                for caller in callers:
+                    self._adapt(caller, plugin, name)
+            except (pluggy.PluginValidationError, TypeError):
                 self.manager.unregister(plugin)
                 raise
         except Exception as error:
@@ -177,6 +245,27 @@ class Plugins:
             return record
         self._by_plugin[name] = record
         return record
+
+    def _adapt(self, caller: Any, plugin: object, plugin_name: str) -> None:
+        """Prepare ``plugin``'s implementations of one hook for pluggy's call path: ``async def`` ones are
+        bridged to the caller's loop; those of isolated hooks record their failure instead of raising."""
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            wraps = impl.wrapper or impl.hookwrapper
+            if inspect.iscoroutinefunction(impl.function):
+                if wraps:
+                    raise TypeError(f"{caller.name}: a wrapper implementation must be a generator, not async")
+                if caller.name != "tool_execute":  # its result is an awaitable by contract
+                    impl.function = _Bridge(impl.function, self._loop)
+                    self._async_hooks.add(caller.name)
+            if caller.name in ISOLATED_HOOKS and not wraps:
+                hook_name = caller.name
+                impl.function = _Isolated(
+                    impl.function, lambda error, h=hook_name: self.plugin_failed(plugin_name, h, error)
+                )
+            if caller.name in PER_PLUGIN_HOOKS and not wraps:
+                impl.function = _OnlyFor(impl.function, plugin_name)
 
     def _register_builtin(self, module_name: str) -> None:
         module = importlib.import_module(module_name)
@@ -202,52 +291,62 @@ class Plugins:
                 continue
             self.register(plugin, name=entry.name, version=version, location=entry.value)
 
-    def load_tool_file(self, path: Path) -> tuple[PluginRecord, ModuleType | None]:
-        """Import one tool file under a private module name; failures are recorded, never raised."""
-        record = PluginRecord(name=path.stem, kind="file", location=str(path))
-        self.records.append(record)
-        digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
-        module_name = f"opencode_user_tools.m{digest}_{path.stem}"
-        try:
-            spec = importlib.util.spec_from_file_location(module_name, path)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot import {path}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[module_name] = module
-            spec.loader.exec_module(module)
-        except BaseException as error:
-            sys.modules.pop(module_name, None)
-            if isinstance(error, KeyboardInterrupt):
-                raise
-            record.fail(describe_exception(error, str(path)))
-            self.warn(f"tool file {path} failed to load: {record.error}")
-            return record, None
-        return record, module
-
     # -- calling hooks ---------------------------------------------------------------------------------
-
-    def implementations(self, hook_name: str) -> list[Any]:
-        """The hook's implementations in call order (pluggy's: last registered first, tryfirst first)."""
-        return list(reversed(getattr(self.manager.hook, hook_name).get_hookimpls()))
 
     def has_hook(self, hook_name: str) -> bool:
         """Whether any loaded plugin implements ``hook_name``."""
         return bool(getattr(self.manager.hook, hook_name).get_hookimpls())
 
-    def call(self, hook_name: str, /, **kwargs: Any) -> None:
-        """Call a hook from sync code; a failing plugin is marked failed and warned about, never raised."""
-        for impl in self.implementations(hook_name):
-            try:
-                run_awaitable(impl.function(**{arg: kwargs[arg] for arg in impl.argnames}))
-            except Exception as error:
-                self.plugin_failed(impl.plugin_name, hook_name, error)
+    def implementers(self, hook_name: str) -> list[str]:
+        """The names of the plugins implementing ``hook_name``, in registration order."""
+        names: list[str] = []
+        for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+            if impl.plugin_name not in names:
+                names.append(impl.plugin_name)
+        return names
 
-    async def call_strict(self, hook_name: str, /, **kwargs: Any) -> None:
-        """Call a hook from async code; the first exception propagates (it blocks the tool call)."""
-        for impl in self.implementations(hook_name):
-            result = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-            if inspect.isawaitable(result):
-                await result
+    def call(self, hook_name: str, /, **kwargs: Any) -> Any:
+        """Call a hook through pluggy from sync code and return pluggy's result.
+
+        ``async def`` implementations are awaited on the project's own loop. Implementations of the
+        :data:`ISOLATED_HOOKS` that raise are marked failed and reported; for other hooks the exception
+        propagates.
+        """
+        return getattr(self.manager.hook, hook_name)(**kwargs)
+
+    def call_for(self, plugin_name: str, hook_name: str, /, **kwargs: Any) -> Any:
+        """Call one of the :data:`PER_PLUGIN_HOOKS` through pluggy for one plugin: the other plugins'
+        implementations step aside (wrappers still wrap the call)."""
+        token = _ONLY_PLUGIN.set(plugin_name)
+        try:
+            return self.call(hook_name, **kwargs)
+        finally:
+            _ONLY_PLUGIN.reset(token)
+
+    async def acall(self, hook_name: str, /, **kwargs: Any) -> Any:
+        """Call a hook through pluggy from async code; the first exception propagates.
+
+        Sync implementations run inline. When the hook has ``async def`` implementations, pluggy's call
+        runs in a worker thread and each coroutine is awaited on the caller's running loop; cancelling
+        the caller cancels them.
+        """
+        caller = getattr(self.manager.hook, hook_name)
+        if hook_name not in self._async_hooks:
+            return caller(**kwargs)
+        import asyncio
+
+        in_flight: list[concurrent.futures.Future[Any]] = []
+        loop_token = _CALLER_LOOP.set(asyncio.get_running_loop())
+        flight_token = _IN_FLIGHT.set(in_flight)
+        try:
+            return await asyncio.to_thread(functools.partial(caller, **kwargs))
+        except asyncio.CancelledError:
+            for future in in_flight:
+                future.cancel()
+            raise
+        finally:
+            _IN_FLIGHT.reset(flight_token)
+            _CALLER_LOOP.reset(loop_token)
 
     def plugin_failed(self, plugin_name: str, hook_name: str, error: BaseException) -> None:
         """Record and report a hook that raised."""
@@ -257,14 +356,10 @@ class Plugins:
             record.fail(f"{hook_name}: {text}")
         self.warn(f"plugin {plugin_name} failed in {hook_name}: {text}")
 
-    def tool_failed(self, source: Any, tool_id: str, error: BaseException) -> None:
-        """Record and report a tool that could not be built (its module failed to import, say)."""
-        text = describe_exception(error)
-        for record in self.records:
-            if tool_id in record.tools and (record.location == source.path or record.name == source.name):
-                record.fail(f"tool {tool_id}: {text}")
-        self.warn(f"tool {tool_id} ({source.describe()}) failed to load: {text}")
-
     def record_for(self, plugin_name: str) -> PluginRecord | None:
         """The record of a registered plugin."""
         return self._by_plugin.get(plugin_name)
+
+
+def _no_loop() -> asyncio.AbstractEventLoop:
+    raise RuntimeError("an async hook was called from sync code, and no loop was given to run it on")

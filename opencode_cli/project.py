@@ -1,33 +1,41 @@
-"""``Project(directory)``: the one object that holds a project's config, plugins, registry and agents.
+"""``Project(directory)``: the one object that owns a project's plugins, services, store, permissions and
+its current generation of config, agents and tools.
 
-Everything is computed lazily on first use and cached, so ``Project(...)`` itself is free. Tests and
-hosts build their own; there are no globals.
+Everything is computed lazily on first use, so ``Project(...)`` itself is free. Tests and hosts build
+their own; there are no globals.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import sys
-from collections.abc import Iterable, Mapping
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .config import Config, config_directories, find_worktree
-from .config import load as load_config
+from .config import Config, find_worktree
 from .errors import ConfigError
+from .generation import Generation
+from .modelref import ModelRef
 
 if TYPE_CHECKING:
     from .agents import Agent
     from .contract import ToolResult
     from .flags import Flags
-    from .permission import PermissionService, Rule
-    from .plugins import Plugins
-    from .registry import ModelRef, Registry, ToolDefinition
+    from .permission import PermissionService, Rule, Ruleset
+    from .plugins import PluginRecord, Plugins
+    from .policy import Offer
+    from .registry import Registry, ToolDefinition
+    from .services import Portal, Services
     from .session import Prompt, Session
     from .skills import Skills
+    from .sources import PluginSource, Source, ToolFileSource
     from .store import Store
     from .truncate import Truncator
     from .watch import Watcher
@@ -38,7 +46,19 @@ def _stderr_warning(message: str) -> None:
 
 
 class Project:
-    """A project rooted at ``directory`` (default: the current directory)."""
+    """A project rooted at ``directory`` (default: the current directory).
+
+    The project owns everything long-lived: the plugin manager, the permission service, the store, the
+    services (started on first use, stopped by :meth:`aclose`) and the current :class:`Generation` of
+    the parts built from files (config, agents, tools). Use it as a context manager so that whatever it
+    started is stopped::
+
+        async with Project(".") as project:
+            async with project.session() as session:
+                ...
+
+    or, from sync code, ``with Project(".") as project: project.run_tool("read", {...})``.
+    """
 
     def __init__(
         self,
@@ -57,6 +77,14 @@ class Project:
         self._warn = warn or _stderr_warning
         self._warned: set[str] = set()
         self._remembering: set[str] = set()
+        self._generation: Generation | None = None
+        self._pending: tuple[Generation, Callable[[Generation, Generation], Any] | None] | None = None
+        self._holds = 0
+        self._swap_lock = threading.RLock()
+        self._file_sources: dict[Path, ToolFileSource] = {}
+        self._added_sources: list[Source] = []
+        self._source_listeners: list[Callable[[Source], Any]] = []
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
@@ -72,25 +100,14 @@ class Project:
         """The git worktree root, or the directory itself outside git."""
         return self.worktree or self.directory
 
+    # -- what lives as long as the project -------------------------------------------------------------
+
     @cached_property
     def flags(self) -> Flags:
         """The ``OPENCODE_*`` flags of this project's environment."""
         from .flags import Flags
 
         return Flags.from_env(self.env)
-
-    @cached_property
-    def config(self) -> Config:
-        """The merged configuration; unknown keys are warned about once."""
-        config = load_config(self.directory, self.worktree, self.env)
-        for warning in config.warnings:
-            self.warn(warning)
-        return config
-
-    @cached_property
-    def config_dirs(self) -> list[Path]:
-        """Config directories in OpenCode's order (core spec §9.1)."""
-        return config_directories(self.directory, self.worktree, self.env)
 
     @cached_property
     def plugins(self) -> Plugins:
@@ -105,25 +122,12 @@ class Project:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)
         cache = None if self.env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(self.env)
         return Plugins(
-            autoload=autoload, disabled=disabled, extra=self._extra_plugins, warn=self.warn, cache_dir=cache
-        )
-
-    @cached_property
-    def registry(self) -> Registry:
-        """Every tool of the project, in OpenCode's order."""
-        from .registry import Registry
-
-        return Registry(self.plugins, self.flags, self.config_dirs, project=self)
-
-    @cached_property
-    def truncator(self) -> Truncator:
-        """Output limits from ``[tool_output]`` and the spill directory."""
-        from .truncate import MAX_BYTES, MAX_LINES, Truncator
-
-        return Truncator(
-            paths.tool_output_dir(self.env),
-            self.config.positive_int("tool_output.max_lines") or MAX_LINES,
-            self.config.positive_int("tool_output.max_bytes") or MAX_BYTES,
+            autoload=autoload,
+            disabled=disabled,
+            extra=self._extra_plugins,
+            warn=self.warn,
+            cache_dir=cache,
+            loop=lambda: self.portal.loop,
         )
 
     @cached_property
@@ -140,75 +144,257 @@ class Project:
 
         return PermissionService(on_always=self._keep_approvals)
 
+    @cached_property
+    def services(self) -> Services:
+        """The long-lived services of this project (MCP connections, language servers…): each started on
+        first use and stopped, in reverse order, when the project closes."""
+        from .services import Services
+
+        return Services(warn=self.warn)
+
+    @cached_property
+    def portal(self) -> Portal:
+        """The project's own event loop, in a thread of its own: what the sync entry points run on."""
+        from .services import Portal
+
+        portal = Portal()
+        weakref.finalize(self, portal.close)
+        return portal
+
     def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
         if session_id in self._remembering:
             self.store.add_approvals(session_id, [(rule.permission, rule.pattern) for rule in rules])
-
-    def close(self) -> None:
-        """Reject every pending permission request (the project is going away or reloading)."""
-        if "permissions" in self.__dict__:
-            self.permissions.dispose()
 
     def remember_session(self, session_id: str) -> None:
         """Keep "always" approvals given in ``session_id`` in the store (see :class:`Session`)."""
         self._remembering.add(session_id)
 
-    @cached_property
+    # -- the current generation (config, agents, tools) ------------------------------------------------
+
+    @property
+    def generation(self) -> Generation:
+        """The generation in use; the first is built lazily, part by part, as it is asked for."""
+        generation = self._generation
+        if generation is None:
+            with self._swap_lock:
+                if self._generation is None:
+                    self._generation = Generation(self, self.warn)
+                generation = self._generation
+        return generation
+
+    @property
+    def config(self) -> Config:
+        """The merged configuration; unknown keys are warned about once."""
+        return self.generation.config
+
+    @property
+    def config_dirs(self) -> list[Path]:
+        """Config directories in OpenCode's order (core spec §9.1)."""
+        return self.generation.config_dirs
+
+    @property
+    def registry(self) -> Registry:
+        """Every tool of the project, in OpenCode's order."""
+        return self.generation.registry
+
+    @property
+    def truncator(self) -> Truncator:
+        """Output limits from ``[tool_output]`` and the spill directory."""
+        return self.generation.truncator
+
+    @property
     def agents(self) -> dict[str, Agent]:
         """Built-in and configured agents by name."""
-        from .agents import build_agents
+        return self.generation.agents
 
-        return build_agents(
-            self.config.data,
-            home=str(paths.home_dir(self.env)),
-            truncate_glob=self.truncator.glob,
-            data_dir=paths.data_dir(self.env),
-            extra_allowed_dirs=[
-                os.path.join(str(paths.tmp_dir()), "*"),
-                *(os.path.join(folder, "*") for folder in self.skills.directories()),
-            ],
-        )
-
-    @cached_property
+    @property
     def skills(self) -> Skills:
         """The skills found for this project (``SKILL.md`` files; problems are warned about once)."""
-        from .skills import discover
+        return self.generation.skills
 
-        found = discover(self.directory, self.worktree, self.env, self.config_dirs, self.config.data)
-        for problem in found.problems:
-            self.warn(problem)
-        return found
+    def sources(self, config_dirs: list[Path]) -> list[Source]:
+        """The registry's sources in order: built-in plugins, the tool files of ``config_dirs``,
+        entry-point plugins, then sources added with :meth:`add_source`."""
+        from .sources import ToolFileSource, tool_files
 
-    def agent(self, name: str | None = None) -> Agent:
+        files: list[Source] = []
+        for path in tool_files(config_dirs):
+            source = self._file_sources.get(path)
+            if source is None:
+                source = self._file_sources[path] = ToolFileSource(path)
+                source.on_change = self._source_changed
+            files.append(source)
+        plugin_sources = self._plugin_sources
+        builtin = [source for source in plugin_sources if source.kind == "builtin"]
+        others = [source for source in plugin_sources if source.kind != "builtin"]
+        return [*builtin, *files, *others, *self._added_sources]
+
+    @cached_property
+    def _plugin_sources(self) -> list[PluginSource]:
+        """One source per plugin implementing ``register_tools``, in load order."""
+        from .sources import PluginSource
+
+        plugins = self.plugins
+        implementers = set(plugins.implementers("register_tools"))
+        return [
+            PluginSource(plugins, record, self.flags, self)
+            for record in plugins.records
+            if record.name in implementers and plugins.record_for(record.name) is record
+        ]
+
+    def add_source(self, source: Source) -> None:
+        """Add a source of tools (after the plugins); it is built into the next generation."""
+        source.on_change = self._source_changed
+        self._added_sources.append(source)
+        self._source_changed(source)
+
+    def on_source_change(self, listener: Callable[[Source], Any]) -> Callable[[], None]:
+        """Call ``listener(source)`` whenever a source reports that its tools changed; returns a function
+        that stops it. The watcher listens, and rebuilds that source into a new generation."""
+        self._source_listeners.append(listener)
+        return lambda: self._source_listeners.remove(listener) if listener in self._source_listeners else None
+
+    def _source_changed(self, source: Source) -> None:
+        for listener in list(self._source_listeners):
+            listener(source)
+
+    def prepare(self, changed: Iterable[str] = (), warn: Callable[[str], None] | None = None) -> Generation:
+        """Build the next generation now, beside the current one (or the one waiting to be installed).
+
+        ``changed`` are keys of the sources to rebuild (:meth:`source_keys` maps paths to keys); every
+        other source keeps its tools. Raises :class:`ConfigError` when the config cannot be read.
+        """
+        with self._swap_lock:
+            base = self._pending[0] if self._pending is not None else self.generation
+        base.registry  # noqa: B018 - the base's tools are what unchanged sources keep
+        return Generation(self, warn or self.warn, previous=base, changed=changed).build()
+
+    def source_keys(self, paths: Iterable[str | Path]) -> set[str]:
+        """The keys of the sources that files at ``paths`` are (a saved tool file: ``file:<path>``)."""
+        return {f"file:{path}" for path in paths}
+
+    def install(
+        self, generation: Generation, on_installed: Callable[[Generation, Generation], Any] | None = None
+    ) -> bool:
+        """Make ``generation`` current now, or once the last :meth:`hold` closes (``False``; a newer one
+        replaces one still waiting). ``on_installed(before, after)`` is called when it is swapped in."""
+        with self._swap_lock:
+            if self._holds:
+                self._pending = (generation, on_installed)
+                return False
+            before = self._swap(generation)
+        if on_installed is not None:
+            on_installed(before, generation)
+        return True
+
+    def _swap(self, generation: Generation) -> Generation:
+        """Make ``generation`` current (the swap lock is held); returns the one it replaces."""
+        before = self.generation
+        generation.number = before.number + 1
+        self._generation = generation
+        return before
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[Generation]:
+        """Keep the current generation for a call or a turn: no swap happens until every hold closes.
+
+        Usable from async code and from threads; it never blocks. Yields the generation in use.
+        """
+        with self._swap_lock:
+            generation = self.generation
+            self._holds += 1
+        try:
+            yield generation
+        finally:
+            installed = None
+            with self._swap_lock:
+                self._holds -= 1
+                if self._holds == 0 and self._pending is not None:
+                    (pending, on_installed), self._pending = self._pending, None
+                    installed = (self._swap(pending), pending, on_installed)
+            if installed is not None and installed[2] is not None:
+                installed[2](installed[0], installed[1])
+
+    @property
+    def pending(self) -> bool:
+        """Whether a prepared generation waits for the calls in flight to finish."""
+        return self._pending is not None
+
+    @property
+    def in_flight(self) -> int:
+        """How many holds are open."""
+        return self._holds
+
+    # -- agents, models and what is offered ----------------------------------------------------------
+
+    def agent(self, name: str | None = None, generation: Generation | None = None) -> Agent:
         """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
         name = name or "build"
+        agents = (generation or self.generation).agents
         try:
-            return self.agents[name]
+            return agents[name]
         except KeyError:
-            close = difflib.get_close_matches(name, list(self.agents), n=3, cutoff=0.5)
+            close = difflib.get_close_matches(name, list(agents), n=3, cutoff=0.5)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(self.agents)}") from None
+            raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(agents)}") from None
 
     def default_model(self) -> ModelRef | None:
         """The ``model`` config key as a :class:`ModelRef`, if set."""
-        from .registry import ModelRef
-
         value = self.config.get("model")
-        return ModelRef.parse(value) if isinstance(value, str) and value else None
+        return ModelRef.coerce(value) if isinstance(value, str) else None
 
-    def tools(self, model: ModelRef | None = None, agent: str | None = None) -> list[ToolDefinition]:
+    def model(self, value: ModelRef | str | None = None) -> ModelRef | None:
+        """``value`` as a :class:`ModelRef` (``provider/model`` or a bare id), else the config's ``model``."""
+        return ModelRef.coerce(value) or self.default_model()
+
+    def offer(
+        self,
+        model: ModelRef | str | None = None,
+        agent: Agent | str | None = None,
+        *,
+        rules: Ruleset = (),  # type: ignore[assignment]
+        switches: Mapping[str, bool] | None = None,
+        generation: Generation | None = None,
+    ) -> Offer:
+        """What ``model`` is offered when talking to ``agent`` (with the session's ``rules`` and the
+        request's ``switches``), and what is hidden and why: see :mod:`opencode_cli.policy`.
+        ``generation`` (default: the current one) gives the tools, the agents and the config."""
+        from .permission import merge
+        from .policy import Situation, offered
+
+        generation = generation or self.generation
+        chosen = self.agent(agent, generation) if agent is None or isinstance(agent, str) else agent
+        tools_switches = generation.config.get("tools")
+        return offered(
+            generation.registry,
+            Situation(ModelRef.coerce(model), self.flags),
+            merge(chosen.permission, list(rules)),
+            config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,
+            request_switches=switches,
+        )
+
+    def tools(self, model: ModelRef | str | None = None, agent: str | None = None) -> list[ToolDefinition]:
         """What ``model`` is offered when talking to ``agent`` (minus tools the agent denies wholly)."""
-        from .permission import disabled
+        return self.offer(model, agent).tools
 
-        chosen = self.agent(agent)
-        ids = [entry.id for entry in self.registry.all()]
-        return self.registry.tools(model, disabled(ids, chosen.permission))
+    def plugin_records(self) -> list[PluginRecord]:
+        """Every plugin and tool file with its status (what ``opencode plugins list`` shows)."""
+        registry = self.registry
+        return [*self.plugins.records, *registry.records("file")]
+
+    # -- sessions and calls --------------------------------------------------------------------------
 
     def session(self, agent: str | None = None, *, prompt: Prompt | None = None, **options: Any) -> Session:
-        """A new :class:`Session` for ``agent``."""
+        """A new :class:`Session` for ``agent`` (use it as a context manager)."""
         from .session import Session, refuse_without_terminal
 
         return Session(self, self.agent(agent), prompt=prompt or refuse_without_terminal, **options)
+
+    def resume(self, session_id: str, *, prompt: Prompt | None = None, **options: Any) -> Session:
+        """Open a session kept in the store again, with its agent, rules, parent and transcript."""
+        from .session import Session
+
+        return Session.resume(self, session_id, prompt=prompt, **options)
 
     def watch(self, **options: Any) -> Watcher:
         """Hot reload: a :class:`~opencode_cli.watch.Watcher` that rebuilds this project's tools when tool
@@ -221,8 +407,74 @@ class Project:
     def run_tool(
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
-        """Run one tool call synchronously in a fresh session (handy in scripts and tests)."""
-        import asyncio
+        """Run one tool call synchronously in a fresh session (handy in scripts and tests).
 
-        session = self.session(agent, **options)
-        return asyncio.run(session.execute(tool_id, dict(args)))
+        It runs on the project's own loop (:attr:`portal`), so services a tool starts stay up for the
+        next call; :meth:`close` stops them.
+        """
+        return self.portal.call(self.arun_tool, tool_id, args, agent, options)
+
+    async def arun_tool(
+        self, tool_id: str, args: dict[str, Any], agent: str | None = None, options: Mapping[str, Any] = {}
+    ) -> ToolResult:
+        """Run one tool call in a fresh session, closed afterwards."""
+        async with self.session(agent, **options) as session:
+            return await session.execute(tool_id, dict(args))
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Project:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def aclose(self) -> None:
+        """Close the project: reject pending permission requests, stop every service (reverse order)."""
+        self._closing()
+        if "services" in self.__dict__:
+            services = self.services
+            if services.loop is None or services.loop is _running_loop():
+                await services.aclose()
+            else:
+                import asyncio
+
+                await asyncio.to_thread(services.close)
+        self._close_portal()
+
+    def close(self) -> None:
+        """Close the project from sync code (see :meth:`aclose`); safe to call twice."""
+        self._closing()
+        if "services" in self.__dict__:
+            services = self.services
+            if services.loop is not None and services.loop is _running_loop():
+                raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
+            if "portal" in self.__dict__ and services.loop is self.portal.loop:
+                self.portal.call(services.aclose)
+            else:
+                services.close()
+        self._close_portal()
+
+    def _closing(self) -> None:
+        if "permissions" in self.__dict__:
+            self.permissions.dispose()
+        self._closed = True
+
+    def _close_portal(self) -> None:
+        if "portal" in self.__dict__:
+            self.portal.close()
+
+
+def _running_loop() -> Any:
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

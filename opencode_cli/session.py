@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+from .modelref import ModelRef
 from .permission import Reply, Rule, Ruleset, merge
 from .truncate import ascending_id
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .agents import Agent
     from .contract import Attachment, ToolResult
     from .project import Project
-    from .registry import ModelRef
+    from .transcript import Message, ToolCallPart, Transcript
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
@@ -111,11 +112,12 @@ async def refuse_without_terminal(request: PermissionRequest) -> Decision:
 
 @dataclass
 class Session:
-    """A conversation's worth of tool calls for one agent.
+    """A conversation's worth of tool calls for one agent; use it as a context manager.
 
     ``rules`` are the session's own permission rules (OpenCode's session ruleset, and the CLI's
     ``--allow``/``--deny``); approvals given with "always" under a named session id are kept in the
-    project's store and come back when a session with that id is opened again.
+    project's store and come back when a session with that id is opened again. Closing a session stops
+    the permission prompts it still has open; nothing of it stays subscribed to the project.
     """
 
     project: Project
@@ -124,9 +126,9 @@ class Session:
     rules: Ruleset = field(default_factory=list)
     prompt: Prompt = refuse_without_terminal
     on_metadata: MetadataSink | None = None
-    messages: list[Any] = field(default_factory=list)
     remember: bool = False
-    """Load and keep this session's "always" approvals in the store (hosts set it for named sessions)."""
+    """Keep this session in the store: its transcript and its "always" approvals (hosts set it for named
+    sessions); a session opened again with the same id resumes them."""
     model: ModelRef | None = None
     """The model requests are made for (per-model filter and schema profile)."""
     profile: str | None = None
@@ -134,13 +136,33 @@ class Session:
     extra: dict[str, Any] = field(default_factory=dict)
     """Host values added to every call's ``ctx.extra``, e.g. ``"question"``: the async callable the
     ``question`` and ``plan_exit`` tools reach the user with (see :mod:`opencode_cli.tools._question`)."""
+    parent: Session | None = field(default=None, repr=False)
+    """The session that opened this one with :meth:`child` (a subagent's session), if any."""
+    title: str = ""
 
     def __post_init__(self) -> None:
-        service = self.project.permissions
-        self._unsubscribe = service.subscribe(self._on_event)
+        from .transcript import SessionInfo, Transcript
+
+        self.model = ModelRef.coerce(self.model)
         self._prompts: set[Any] = set()
         self._offered: dict[str, WireTool] | None = None
         self._recent: list[tuple[str, str]] = []
+        self._assistant: Message | None = None
+        self.closed = False
+        store = self.project.store if self.remember else None
+        transcript = Transcript.load(store, self.id) if store is not None else None
+        if transcript is None:
+            info = SessionInfo(
+                self.title,
+                self.agent.name,
+                str(self.project.directory),
+                self.parent.id if self.parent is not None else None,
+                [rule.as_dict() for rule in self.rules],
+                id=self.id,
+            )
+            transcript = Transcript(info, store)
+        self.transcript: Transcript = transcript
+        """The conversation so far (OpenCode's messages and parts); kept in the store when remembered."""
         if self.remember:
             self.project.remember_session(self.id)
             stored = self.project.store.approvals(self.id)
@@ -149,26 +171,133 @@ class Session:
                 *(Rule(p, pattern, "allow", "always (stored)") for p, pattern in stored),
             ]
 
-    def close(self) -> None:
-        """Stop answering this session's permission requests."""
-        self._unsubscribe()
+    @classmethod
+    def resume(cls, project: Project, session_id: str, **options: Any) -> Session:
+        """Open a session kept in the store (see ``remember``) again: its agent, its rules, its transcript.
+        Raises :class:`~opencode_cli.errors.NotFoundError` for an unknown id."""
+        from .errors import NotFoundError
+        from .permission import ACTIONS
 
-    def _on_event(self, event: str, data: dict[str, Any]) -> None:
-        if event != "permission.asked" or data.get("sessionID") != self.id:
-            return
+        stored = project.store.session(session_id)
+        if stored is None:
+            raise NotFoundError(f"no stored session {session_id}")
+        rules = [
+            Rule(r["permission"], r["pattern"], r["action"], "stored")
+            for r in stored.get("permission") or []
+            if r.get("action") in ACTIONS
+        ]
+        options.setdefault("rules", rules)
+        options.setdefault("title", stored.get("title", ""))
+        if options.get("prompt") is None:
+            options.pop("prompt", None)
+        return cls(
+            project, project.agent(stored.get("agent") or None), id=session_id, remember=True, **options
+        )
+
+    @property
+    def messages(self) -> list[Message]:
+        """The transcript's messages, oldest first (``ctx.messages`` of every call)."""
+        return self.transcript.messages
+
+    def user(self, text: str, *, synthetic: bool = False) -> Message:
+        """Add a user message to the transcript; the next tool calls belong to a new assistant message."""
+        self._assistant = None
+        return self.transcript.add_user(text, self.agent.name, self.model, synthetic=synthetic)
+
+    def assistant(self) -> Message:
+        """The assistant message tool calls are recorded in (a new one after a user message)."""
+        current = self._assistant
+        if current is None or not self.transcript.messages or self.transcript.messages[-1] is not current:
+            current = self._assistant = self.transcript.add_assistant(self.agent.name, self.model)
+        return current
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the session: prompts still open are cancelled (their requests are rejected)."""
+        self.closed = True
+        for task in list(self._prompts):
+            task.cancel()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- subagents -------------------------------------------------------------------------------------
+
+    @property
+    def parent_id(self) -> str | None:
+        """The id of the session this one was opened from (kept in the transcript, so resumed too)."""
+        return self.transcript.info.parent_id
+
+    @property
+    def depth(self) -> int:
+        """How many sessions are above this one (0 for a top-level session)."""
+        if self.parent is not None:
+            return self.parent.depth + 1
+        depth, parent_id, seen = 0, self.parent_id, {self.id}
+        while parent_id is not None and parent_id not in seen:
+            seen.add(parent_id)
+            depth += 1
+            stored = self.project.store.session(parent_id) if self.remember else None
+            parent_id = stored.get("parentID") if stored else None
+        return depth
+
+    def child(self, agent: str, *, title: str = "", **options: Any) -> Session:
+        """A subagent's session: ``agent``'s rules, plus what it inherits from this session
+        (builtin-tools §9 step 5, :func:`opencode_cli.permission.inherited`); the agent's own model, else
+        this session's; the same prompt, question asker and host values."""
+        from .permission import inherited
+
+        sub = self.project.agent(agent)
+        primary = self.project.config.get("experimental.primary_tools") or []
+        rules = inherited(
+            merge(self.agent.permission, self.rules),
+            sub.permission,
+            [name for name in primary if isinstance(name, str)] if isinstance(primary, list) else [],
+        )
+        defaults: dict[str, Any] = {
+            "rules": rules,
+            "prompt": self.prompt,
+            "model": getattr(sub, "model", None) or self.model,
+            "profile": self.profile,
+            "extra": dict(self.extra),
+            "remember": self.remember,
+            "parent": self,
+            "title": title,
+        }
+        defaults.update(options)
+        return Session(self.project, sub, **defaults)
+
+    # -- permissions -----------------------------------------------------------------------------------
+
+    def _on_pending(self, request: PermissionRequest) -> None:
+        """Put a waiting request to the user (a closed session asks nobody: the request waits)."""
         import asyncio
 
-        pending = next((r for r in self.project.permissions.pending() if r.id == data["id"]), None)
-        if pending is not None:
-            task = asyncio.ensure_future(self._answer(pending))
-            self._prompts.add(task)
-            task.add_done_callback(self._prompts.discard)
+        if self.closed:
+            return
+        task = asyncio.ensure_future(self._answer(request))
+        self._prompts.add(task)
+        task.add_done_callback(self._prompts.discard)
 
     async def _answer(self, request: PermissionRequest) -> None:
+        import asyncio
+
         from .errors import NotFoundError
 
         try:
             decision = await self.prompt(request)
+        except asyncio.CancelledError:
+            decision = Decision("reject")
         except Exception:
             decision = Decision("reject")
         with contextlib.suppress(NotFoundError):  # answered meanwhile ("always", or a sibling's reject)
@@ -177,14 +306,26 @@ class Session:
     async def ask(self, request: PermissionRequest) -> None:
         """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts."""
         request.session_id = self.id
-        await self.project.permissions.ask(request, merge(self.agent.permission, self.rules))
+        ruleset = merge(self.agent.permission, self.rules)
+        await self.project.permissions.ask(request, ruleset, on_pending=self._on_pending)
 
-    def context(self, tool_id: str, call_id: str | None, abort: AbortSignal | None = None) -> ToolContext:
-        """The :class:`ToolContext` for one call."""
+    # -- running a call --------------------------------------------------------------------------------
+
+    def context(
+        self,
+        tool_id: str,
+        call_id: str | None,
+        abort: AbortSignal | None = None,
+        part: ToolCallPart | None = None,
+    ) -> ToolContext:
+        """The :class:`ToolContext` for one call (``part``: its transcript part, shown live progress)."""
         project = self.project
+        on_metadata = self.on_metadata
+        if part is not None:
+            on_metadata = _live(part, on_metadata)
         return ToolContext(
             session_id=self.id,
-            message_id=ascending_id("msg"),
+            message_id=self.assistant().id,
             agent=self.agent.name,
             abort=abort or AbortSignal(),
             call_id=call_id,
@@ -194,10 +335,13 @@ class Session:
             worktree=project.worktree,
             tool=tool_id,
             asker=self.ask,
-            on_metadata=self.on_metadata,
+            on_metadata=on_metadata,
             task_capable=self.agent.task_capable,
             truncator=project.truncator,
             env=project.env,
+            project=project,
+            session=self,
+            model=self.model,
         )
 
     async def execute(
@@ -208,17 +352,58 @@ class Session:
         call_id: str | None = None,
         abort: AbortSignal | None = None,
     ) -> ToolResult:
-        """Run one call through the hooks and the tool's wrap; errors propagate with model-facing text."""
+        """Run one call through the hooks and the tool's wrap; errors propagate with model-facing text.
+
+        ``tool_execute_before`` → ``tool_execute`` (the built-in implementation runs the tool's wrap;
+        plugins may wrap or replace it) → part ids on attachments → ``tool_execute_after``. The call is
+        recorded as a tool part of the current assistant message.
+        """
+        return await self._call(tool_id, args, call_id, abort)
+
+    async def _call(
+        self,
+        tool_id: str,
+        args: Any,
+        call_id: str | None,
+        abort: AbortSignal | None,
+        before: Callable[[], Awaitable[None]] | None = None,
+    ) -> ToolResult:
+        import asyncio
+
+        from .contract import INTERRUPTED
+        from .transcript import ToolCallPart
+
+        message = self.assistant()
+        part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
+        self.transcript.add_part(message, part)
+        part.running()
+        try:
+            if before is not None:
+                await before()
+            result = await self._run(tool_id, args, call_id, abort, part)
+        except BaseException as error:
+            cancelled = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
+            part.fail(INTERRUPTED if cancelled else (str(error) or type(error).__name__))
+            self.transcript.update_part(part)
+            raise
+        part.complete(result.output, result.title, result.metadata, result.attachments)
+        self.transcript.update_part(part)
+        return result
+
+    async def _run(
+        self, tool_id: str, args: Any, call_id: str | None, abort: AbortSignal | None, part: ToolCallPart
+    ) -> ToolResult:
         plugins = self.project.plugins
         tool = self.project.registry.get(tool_id).tool.load()
-        await plugins.call_strict(
+        await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=self.id, call_id=call_id, args=args
         )
-        ctx = self.context(tool_id, call_id, abort)
-        result = await tool.run(args, ctx)
+        ctx = self.context(tool_id, call_id, abort, part)
+        running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
+        result = await (running if running is not None else tool.run(args, ctx))
         for attachment in result.attachments:
             attachment.id = attachment.id or ascending_id("prt")
-        await plugins.call_strict(
+        await plugins.acall(
             "tool_execute_after", tool=tool_id, session_id=self.id, call_id=call_id, args=args, result=result
         )
         return result
@@ -231,19 +416,15 @@ class Session:
         ``tools`` are per-request switches: a tool set to ``False`` is left out. ``invalid`` is never
         offered; calls are rerouted to it by :meth:`dispatch`.
         """
-        from .permission import disabled
         from .schema import adapt, can_be_strict, profile_for
         from .tools._collate import sort_key
 
-        registry = self.project.registry
-        ruleset = merge(self.agent.permission, self.rules)
-        ids = [entry.id for entry in registry.all()]
-        hidden = disabled(ids, ruleset) | {name for name, on in (tools or {}).items() if on is False}
         model = self.model
+        offer = self.project.offer(model, self.agent, rules=self.rules, switches=tools)
         profile = self.profile or (profile_for(model.provider, model.id) if model else "default")
         strict = {"openai": False, "openai-strict": True}.get(profile)
         wire = []
-        for definition in registry.tools(model, hidden):
+        for definition in offer.tools:
             schema = definition.parameters
             flag = False if strict and not can_be_strict(schema) else strict  # see schema.can_be_strict
             wire.append(WireTool(definition.id, definition.description, adapt(schema, profile), flag, schema))
@@ -291,8 +472,6 @@ class Session:
     async def dispatch(self, call: ToolCall) -> ToolPart:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
         for the call's own failures (they become an ``error`` part with the model-facing text)."""
-        import json
-
         from .schema import strict_nulls_to_absent
 
         call_id = call.id or ascending_id("call")
@@ -303,8 +482,7 @@ class Session:
             args = strict_nulls_to_absent(args, offered[name].normalized)
             part.input = args
         try:
-            await self._doom_loop_check(name, args)
-            result = await self.execute(name, args, call_id=call_id)
+            result = await self._call(name, args, call_id, None, lambda: self._doom_loop_check(name, args))
         except Exception as error:
             part.error = str(error) or type(error).__name__
             return part
@@ -313,7 +491,6 @@ class Session:
         part.metadata, part.attachments = result.metadata, result.attachments
         if name == "invalid":
             part.metadata = {**part.metadata, "rerouted": True}
-        self.messages.append({"tool": name, "input": json.loads(json.dumps(args, default=str))})
         return part
 
     async def _doom_loop_check(self, name: str, args: Any) -> None:
@@ -330,10 +507,31 @@ class Session:
                 always=[name],
                 metadata={"tool": name, "input": args},
             )
-            await self.project.permissions.ask(request, self.agent.permission)
+            await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
 
 
 def _collate_key(name: str) -> Any:
     from .tools._collate import sort_key
 
     return sort_key(name)
+
+
+def _plain(args: Any) -> dict[str, Any]:
+    """A JSON-safe copy of a call's arguments, as the transcript keeps them."""
+    import json
+
+    if not isinstance(args, dict):
+        return {}
+    return json.loads(json.dumps(args, default=str))
+
+
+def _live(part: ToolCallPart, sink: MetadataSink | None) -> MetadataSink:
+    """A metadata sink that also shows the progress on the call's transcript part."""
+
+    def report(title: str | None, metadata: dict[str, Any] | None) -> None:
+        with contextlib.suppress(ValueError):  # the part already finished
+            part.running(title, metadata)
+        if sink is not None:
+            sink(title, metadata)
+
+    return report

@@ -34,6 +34,7 @@ Fixtures (see ``docs/plugins.md``, "Testing a plugin"):
 
 from __future__ import annotations
 
+import functools
 import os
 import textwrap
 from collections import deque
@@ -368,27 +369,23 @@ class ToolRunner:
 
         The hooks see a fresh ``call_...`` id, as for a model's call.
         """
-        from .plugins import run_awaitable
-
-        return run_awaitable(self.acall(tool_id, **args))
+        return self.project.portal.call(functools.partial(self.acall, tool_id, **args))
 
     def dispatch(self, name: str, arguments: str | dict[str, Any] | None = None, /) -> ToolPart:
         """Run a call the way a model's call is run, repair and all; never raises for the call's failures.
 
         ``arguments`` is a dict or the raw JSON text a model sent; ``part.text`` is what the model sees.
         """
-        from .plugins import run_awaitable
         from .session import ToolCall
 
-        call = ToolCall(name, arguments)
-        return run_awaitable(self.session.dispatch(call))
+        return self.project.portal.call(self.session.dispatch, ToolCall(name, arguments))
 
     def definition(self, tool_id: str, model: str | None = None) -> ToolDefinition:
         """What a model is told about ``tool_id`` (after the ``tool_definition`` hooks)."""
-        from .registry import ModelRef
+        from .modelref import ModelRef
 
         registry = self.project.registry
-        return registry.definition(registry.get(tool_id), ModelRef.parse(model) if model else None)
+        return registry.definition(registry.get(tool_id), ModelRef.coerce(model))
 
 
 @pytest.fixture

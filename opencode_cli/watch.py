@@ -70,17 +70,13 @@ from typing import TYPE_CHECKING, Any
 from .config import config_directories, config_files
 from .contract import ToolSource
 from .errors import ConfigError
-from .registry import Registry
 
 if TYPE_CHECKING:
+    from .generation import Generation as ProjectGeneration
+    from .modelref import ModelRef
     from .project import Project
-    from .registry import AnyTool, ModelRef, ToolEntry
-
-#: Project attributes every generation shares (they hold state of their own: pending asks, approvals).
-SHARED = frozenset({"permissions", "store"})
-
-#: Project attributes each generation builds at once, in this order (others are left to build lazily).
-EAGER = ("flags", "config", "config_dirs", "plugins", "registry", "truncator", "skills", "agents")
+    from .registry import Registry
+    from .sources import Source
 
 #: Reports kept for the async iterator when nobody reads them.
 _KEEP_REPORTS = 256
@@ -226,28 +222,28 @@ class ChangeReport:
 
 
 @dataclass
-class Generation:
-    """The parts of a project built from files at one time, and what they offer the model."""
+class GenerationView:
+    """A project generation as the watcher reports it: what the model is offered, and what failed."""
 
-    number: int
-    project: Project
-    """The project it was built in (a scratch project sharing the live one's permissions; the live
-    project itself for generation 1). Tools registered with ``project`` keep this one."""
-    parts: dict[str, Any]
-    """The project attributes it supplies (``config``, ``plugins``, ``registry``…)."""
+    generation: ProjectGeneration
     tools: dict[str, ToolInfo]
     """What the model is offered (the watcher's model and agent), by id, in order."""
     failures: dict[str, str]
     """File path (or plugin name) -> error, for everything that failed to load."""
 
     @property
+    def number(self) -> int:
+        """The generation's number (1 for the first)."""
+        return self.generation.number
+
+    @property
     def registry(self) -> Registry:
         """This generation's registry."""
-        return self.parts["registry"]
+        return self.generation.registry
 
     def entry_point_plugins(self) -> list[str]:
         """The entry-point plugins loaded (``name version``): they are not reloaded."""
-        plugins = self.parts["plugins"]
+        plugins = self.generation.project.plugins
         return [
             f"{r.name} {r.version}" if r.version else r.name
             for r in plugins.records
@@ -255,57 +251,20 @@ class Generation:
         ]
 
 
+#: The name hosts used before generations moved into the project.
+Generation = GenerationView
+
+
 @dataclass
 class _Candidate:
-    """A generation built but not installed yet (or the error that stopped it)."""
+    """A generation prepared but not installed yet (or the error that stopped it)."""
 
     files: set[str]
-    project: Project | None = None
-    parts: dict[str, Any] = field(default_factory=dict)
-    tools: dict[str, ToolInfo] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
+    view: GenerationView | None = None
     kept: dict[str, list[str]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
-    sink: _Sink | None = None
-
-
-class _Sink:
-    """A scratch project's ``warn``: collected while building, then passed on to the live project."""
-
-    def __init__(self) -> None:
-        self.collected: list[str] = []
-        self.target: Callable[[str], None] | None = None
-
-    def __call__(self, message: str) -> None:
-        if self.target is not None:
-            self.target(message)
-        else:
-            self.collected.append(message)
-
-
-class _ReloadRegistry(Registry):
-    """A registry whose tool files fall back on the tools they had when they fail to import."""
-
-    def __init__(
-        self, *args: Any, last_good: dict[str, list[ToolEntry]], kept: dict[str, list[str]], **kw: Any
-    ):
-        super().__init__(*args, **kw)
-        self._last_good = last_good
-        self._kept = kept
-
-    def _add_file_tools(self, path: Path, add: Callable[[AnyTool, ToolSource, str | None], None]) -> None:
-        start = len(self.plugins.records)
-        super()._add_file_tools(path, add)
-        record = next((r for r in self.plugins.records[start:] if r.kind == "file"), None)
-        if record is None or record.status != "failed":
-            return
-        previous = self._last_good.get(str(path), [])
-        for entry in previous:
-            add(entry.tool, entry.source, None)
-            record.tools.append(entry.id)
-        if previous:
-            self._kept[str(path)] = [entry.id for entry in previous]
+    report: ChangeReport | None = None
 
 
 # -- what to watch -----------------------------------------------------------------------------------------
@@ -387,9 +346,9 @@ class Watcher:
         self._force_polling = force_polling
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()
-        self._holds = 0
-        self._current: Generation | None = None
-        self._pending: _Candidate | None = None
+        self._views: dict[int, GenerationView] = {}
+        self._unsubscribe: Callable[[], None] | None = None
+        self._rebuilds: set[asyncio.Task[None]] = set()
         self._seen_warnings: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[ChangeReport] | None = None
@@ -399,33 +358,29 @@ class Watcher:
         """What is being watched (set by :meth:`start`)."""
 
     def __repr__(self) -> str:
-        number = self._current.number if self._current else "-"
-        return f"<Watcher {self.project!r} generation {number}>"
+        return f"<Watcher {self.project!r} generation {self.project.generation.number}>"
 
     # -- generations ---------------------------------------------------------------------------------------
 
     @property
-    def current(self) -> Generation:
+    def current(self) -> GenerationView:
         """The generation in use (the first is the project as it is when first asked)."""
-        with self._lock:
-            if self._current is None:
-                self._current = self._first()
-            return self._current
+        return self._view(self.project.generation)
 
     @property
     def model(self) -> ModelRef | None:
         """The model whose offer reports compare (``None``: no per-model rule applies)."""
-        return self._model_for(self.current.project)
+        return self._model_for(self.project.generation)
 
     @property
     def pending(self) -> bool:
         """Whether a built generation waits for the calls in flight to finish."""
-        return self._pending is not None
+        return self.project.pending
 
     @property
     def in_flight(self) -> int:
         """How many holds are open."""
-        return self._holds
+        return self.project.in_flight
 
     @property
     def notice(self) -> str:
@@ -435,25 +390,11 @@ class Watcher:
         return f"entry-point plugins are not reloaded{listed}; restart after changing an installed package"
 
     @contextlib.contextmanager
-    def hold(self) -> Iterator[Generation]:
-        """Keep the current generation for a call or a turn: no swap happens until every hold closes.
-
-        Usable from async code and from threads; it never blocks. Yields the generation in use.
-        """
-        with self._lock:
-            generation = self.current
-            self._holds += 1
-        try:
-            yield generation
-        finally:
-            report = None
-            with self._lock:
-                self._holds -= 1
-                if self._holds == 0 and self._pending is not None:
-                    candidate, self._pending = self._pending, None
-                    report = self._install(candidate)
-            if report is not None:
-                self._deliver(report)
+    def hold(self) -> Iterator[GenerationView]:
+        """Keep the current generation for a call or a turn (:meth:`Project.hold`): no swap happens until
+        every hold closes. Usable from async code and from threads; it never blocks."""
+        with self.project.hold() as generation:
+            yield self._view(generation)
 
     def reload(self, paths: Iterable[str | Path] = ()) -> ChangeReport | None:
         """Build a new generation now (``paths``: what changed, if known) and install it.
@@ -461,33 +402,41 @@ class Watcher:
         Returns the report, or ``None`` when calls are in flight: the generation is then installed when
         the last hold closes (and reported to ``on_change`` and the async iterator).
         """
-        candidate = self._build({str(p) for p in paths})
-        return self._offer(candidate)
+        names = {str(p) for p in paths}
+        return self._offer(self._build(names, self.project.source_keys(names)))
 
-    def _first(self) -> Generation:
-        project = self.project
-        project.permissions  # noqa: B018 - made here, on the host's thread; every generation shares it
-        parts = {name: getattr(project, name) for name in _eager_names()}
-        project.registry.entries  # noqa: B018 - import the tool files
-        tools, failures = self._snapshot(project)
-        return Generation(1, project, parts, tools, {**_failures(project), **failures})
+    def _view(self, generation: ProjectGeneration) -> GenerationView:
+        with self._lock:
+            view = self._views.get(id(generation))
+            if view is None or view.generation is not generation:
+                generation.registry  # noqa: B018 - import the tool files
+                tools, failures = self._snapshot(generation)
+                view = GenerationView(generation, tools, {**_failures(generation), **failures})
+                self._remember(view)
+            return view
 
-    def _model_for(self, project: Project) -> ModelRef | None:
-        from .registry import ModelRef
+    def _remember(self, view: GenerationView) -> None:
+        """Keep the views of the last few generations (the current one, one waiting, the one before)."""
+        self._views[id(view.generation)] = view
+        while len(self._views) > 4:
+            self._views.pop(next(iter(self._views)))
 
-        if isinstance(self._model, str):
-            return ModelRef.parse(self._model)
-        return self._model if self._model is not None else project.default_model()
+    def _model_for(self, generation: ProjectGeneration) -> ModelRef | None:
+        from .modelref import ModelRef
 
-    def _snapshot(self, project: Project) -> tuple[dict[str, ToolInfo], dict[str, str]]:
-        from .permission import disabled
+        model = ModelRef.coerce(self._model)
+        if model is not None:
+            return model
+        configured = generation.config.get("model")
+        return ModelRef.coerce(configured) if isinstance(configured, str) else None
+
+    def _snapshot(self, generation: ProjectGeneration) -> tuple[dict[str, ToolInfo], dict[str, str]]:
         from .plugins import describe_exception
 
-        registry = project.registry
-        denied = disabled([entry.id for entry in registry.all()], project.agent(self.agent).permission)
+        offer = self.project.offer(self._model_for(generation), self.agent, generation=generation)
         tools: dict[str, ToolInfo] = {}
         failures: dict[str, str] = {}
-        for definition in registry.tools(self._model_for(project), denied):
+        for definition in offer.tools:
             try:
                 parameters = definition.parameters
                 description = definition.description
@@ -497,84 +446,57 @@ class Watcher:
             tools[definition.id] = ToolInfo(definition.id, definition.entry.source, description, parameters)
         return tools, failures
 
-    def _build(self, files: set[str]) -> _Candidate:
+    def _build(self, files: set[str], keys: set[str]) -> _Candidate:
         """A new generation from the files as they are now (run off the event loop)."""
         from .plugins import describe_exception
-        from .project import Project
 
-        live = self.project
         with self._build_lock:
             for name in files:
                 _drop_bytecode(name)
-            with self._lock:
-                base = self._pending.parts["registry"] if self._pending else self.current.registry
-            last_good: dict[str, list[ToolEntry]] = {}
-            for entry in base.entries.values():
-                if entry.source.kind == "file" and entry.source.path:
-                    last_good.setdefault(entry.source.path, []).append(entry)
-            sink = _Sink()
-            candidate = _Candidate(files, sink=sink)
-            scratch = Project(
-                live.directory,
-                env=live.env,
-                plugins=live._extra_plugins,
-                autoload_plugins=live._autoload,
-                warn=sink,
-            )
-            scratch.__dict__["permissions"] = live.permissions
-            scratch._remembering = live._remembering
-            if "store" in live.__dict__:
-                scratch.__dict__["store"] = live.store
+            collected: list[str] = []
+            candidate = _Candidate(files)
             try:
-                scratch.__dict__["registry"] = _ReloadRegistry(
-                    scratch.plugins,
-                    scratch.flags,
-                    scratch.config_dirs,
-                    project=scratch,
-                    last_good=last_good,
-                    kept=candidate.kept,
-                )
-                for name in _eager_names():
-                    candidate.parts[name] = getattr(scratch, name)
-                scratch.registry.entries  # noqa: B018 - import the tool files
-                candidate.tools, failures = self._snapshot(scratch)
+                generation = self.project.prepare(keys, warn=collected.append)
+                tools, failures = self._snapshot(generation)
             except Exception as error:
                 candidate.error = str(error) if isinstance(error, ConfigError) else describe_exception(error)
                 return candidate
-            for name in _generation_names():
-                if name in scratch.__dict__:  # built along the way
-                    candidate.parts.setdefault(name, scratch.__dict__[name])
-            candidate.project = scratch
-            candidate.failures = {**_failures(scratch), **failures}
-            texts = list(candidate.failures.values())
-            candidate.warnings = [w for w in sink.collected if not any(text in w for text in texts)]
+            candidate.view = GenerationView(generation, tools, {**_failures(generation), **failures})
+            candidate.kept = {
+                str(c.source.path): c.kept  # type: ignore[attr-defined]
+                for c in generation.registry.contributions.values()
+                if c.kept and c.source.kind == "file"
+            }
+            texts = list(candidate.view.failures.values())
+            candidate.warnings = [w for w in collected if not any(text in w for text in texts)]
             return candidate
 
     def _offer(self, candidate: _Candidate) -> ChangeReport | None:
-        with self._lock:
-            if self._holds and candidate.error is None:
-                if self._pending is not None:
-                    candidate.files |= self._pending.files
-                self._pending = candidate
-                return None
-            report = self._install(candidate)
-        self._deliver(report)
-        return report
+        if candidate.error is not None or candidate.view is None:
+            current = self.current
+            report = ChangeReport(
+                current.number, sorted(candidate.files), errors=[candidate.error or ""], ok=False
+            )
+            self._deliver(report)
+            return report
 
-    def _install(self, candidate: _Candidate) -> ChangeReport:
-        """Swap ``candidate`` in (the lock is held and no call is in flight) and say what changed."""
-        current = self.current
-        files = sorted(candidate.files)
-        if candidate.error is not None:
-            return ChangeReport(current.number, files, errors=[candidate.error], ok=False)
-        assert candidate.project is not None
-        new = Generation(
-            current.number + 1, candidate.project, candidate.parts, candidate.tools, candidate.failures
-        )
+        def installed(before: ProjectGeneration, after: ProjectGeneration) -> None:
+            candidate.report = self._report(candidate, self._view(before))
+            self._deliver(candidate.report)
+
+        self.project.install(candidate.view.generation, on_installed=installed)
+        return candidate.report
+
+    def _report(self, candidate: _Candidate, current: GenerationView) -> ChangeReport:
+        """What installing ``candidate`` over ``current`` changed."""
+        assert candidate.view is not None
+        new = candidate.view
+        with self._lock:
+            self._remember(new)
         before, after = current.tools, new.tools
         report = ChangeReport(
             new.number,
-            files,
+            sorted(candidate.files),
             added=[tool for key, tool in after.items() if key not in before],
             removed=[tool for key, tool in before.items() if key not in after],
             changed=[
@@ -593,14 +515,6 @@ class Watcher:
             warnings=[w for w in candidate.warnings if w not in self._seen_warnings],
         )
         self._seen_warnings.update(candidate.warnings)
-        live = self.project
-        stale = [name for name in _generation_names() if name not in new.parts]
-        live.__dict__.update(new.parts)
-        for name in stale:
-            live.__dict__.pop(name, None)
-        self._current = new
-        if candidate.sink is not None:
-            candidate.sink.target = live.warn
         return report
 
     def _deliver(self, report: ChangeReport) -> None:
@@ -634,6 +548,7 @@ class Watcher:
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
         self._stop = asyncio.Event()
+        self._unsubscribe = self.project.on_source_change(self._source_reported)
         armed = asyncio.Event()
         self._task = asyncio.create_task(self._run(armed))
         waiter = asyncio.ensure_future(armed.wait())
@@ -663,6 +578,11 @@ class Watcher:
         task = self._task
         if task is None:
             return
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for rebuild in list(self._rebuilds):
+            rebuild.cancel()
         self.close()
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout=5)
@@ -762,40 +682,36 @@ class Watcher:
             ignore_permission_denied=True,
         )
 
-    async def _rebuild(self, paths: set[str]) -> None:
-        candidate = await asyncio.to_thread(self._build, paths)
+    async def _rebuild(self, paths: set[str], keys: set[str] | None = None) -> None:
+        if keys is None:
+            keys = self.project.source_keys(paths)
+        candidate = await asyncio.to_thread(self._build, paths, keys)
         self._offer(candidate)
 
+    def _source_reported(self, source: Source) -> None:
+        """A source said its tools changed (from any thread): rebuild it into a new generation."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closing
+            loop.call_soon_threadsafe(self._start_rebuild, source.key)
 
-def _eager_names() -> list[str]:
-    from .project import Project
-
-    return [name for name in EAGER if isinstance(getattr(Project, name, None), cached_property)]
-
-
-def _generation_names() -> list[str]:
-    from .project import Project
-
-    return [
-        name
-        for klass in reversed(Project.__mro__)
-        for name, value in vars(klass).items()
-        if isinstance(value, cached_property) and name not in SHARED
-    ]
+    def _start_rebuild(self, key: str) -> None:
+        task = asyncio.ensure_future(self._rebuild(set(), {key}))
+        self._rebuilds.add(task)
+        task.add_done_callback(self._rebuilds.discard)
 
 
-def _config_changes(before: Generation, after: Generation) -> list[str]:
+def _config_changes(before: GenerationView, after: GenerationView) -> list[str]:
     from .schema import describe_changes
 
-    old, new = before.parts.get("config"), after.parts.get("config")
-    if old is None or new is None:
-        return []
-    return describe_changes(old.data, new.data)
+    return describe_changes(before.generation.config.data, after.generation.config.data)
 
 
-def _failures(project: Project) -> dict[str, str]:
+def _failures(generation: ProjectGeneration) -> dict[str, str]:
     found = {}
-    for record in project.plugins.records:
+    records = [*generation.project.plugins.records, *generation.registry.records("file")]
+    for record in records:
         if record.status != "failed" or not record.error:
             continue
         if record.kind == "file":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -69,12 +69,14 @@ ProjectFactory = Callable[..., Project]
 
 
 @pytest.fixture
-def make_project(project_dir: Path, env: dict[str, str], warnings: Warnings) -> ProjectFactory:
+def make_project(project_dir: Path, env: dict[str, str], warnings: Warnings) -> Iterator[ProjectFactory]:
     """Build a :class:`Project` in ``project_dir`` with the isolated ``env``.
 
     Keyword arguments: ``directory`` (default ``project_dir``), ``extra_env`` (merged into ``env``),
     ``plugins`` and ``autoload_plugins`` (default ``False``). Warnings go to the ``warnings`` fixture.
+    Every project made is closed at the end of the test (its services stopped).
     """
+    made: list[Project] = []
 
     def factory(
         directory: Path | None = None,
@@ -83,15 +85,19 @@ def make_project(project_dir: Path, env: dict[str, str], warnings: Warnings) -> 
         plugins: list[tuple[str, object]] | None = None,
         autoload_plugins: bool = False,
     ) -> Project:
-        return Project(
+        project = Project(
             directory or project_dir,
             env={**env, **(extra_env or {})},
             plugins=plugins or [],
             autoload_plugins=autoload_plugins,
             warn=warnings.append,
         )
+        made.append(project)
+        return project
 
-    return factory
+    yield factory
+    for project in made:
+        project.close()
 
 
 def write(path: Path, text: str) -> Path:

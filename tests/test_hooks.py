@@ -179,3 +179,171 @@ def test_hook_tool_execute_after(make_opencode_project) -> None:
     failing = ToolRunner(make_opencode_project(("regs", Registers()), Fails()))
     with pytest.raises(ValueError, match="the log is full"):  # raising turns the call into a tool error
         failing("shout", text="x")
+
+
+def test_hook_tool_execute(make_opencode_project) -> None:
+    seen: list[tuple[str, str]] = []
+
+    class Times:
+        @hookimpl(wrapper=True)
+        def tool_execute(self, tool: Any, args: dict, ctx: Any) -> Any:
+            running = yield
+
+            async def timed() -> ToolResult:
+                try:
+                    result = await running
+                except ToolError as error:
+                    seen.append((tool.id, f"failed: {error}"))
+                    raise
+                seen.append((tool.id, result.output))
+                result.metadata["wrapped"] = True
+                return result
+
+            return timed()
+
+    class Replaces:
+        @hookimpl
+        def tool_execute(self, tool: Any, args: dict, ctx: Any) -> Any:
+            if tool.id != "shout":
+                return None  # not mine: the built-in runs it
+
+            async def canned() -> ToolResult:
+                assert ctx.session is not None and ctx.project is not None
+                return ToolResult(output=f"canned for {ctx.session.id[:4]}")
+
+            return canned()
+
+    project = make_opencode_project(("regs", Registers()), Times(), Replaces())
+    runner = ToolRunner(project)
+    result = runner("shout", text="hi")
+    assert result.output == "canned for ses_" and result.metadata == {"wrapped": True}
+    assert seen == [("shout", "canned for ses_")]  # the wrapper saw the replacement's result
+    with pytest.raises(ToolError, match="it exploded"):
+        runner("explode")
+    assert seen[-1] == ("explode", "failed: it exploded")
+    plugin_record = project.plugins.record_for("Times")
+    assert plugin_record is not None and plugin_record.hooks == ["tool_execute"]
+
+
+def test_old_style_hookwrappers_run_and_see_the_outcome(make_opencode_project) -> None:
+    # pluggy's hookwrapper=True (the older wrapper style) is run too: hooks go through pluggy's call path
+    outcomes: list[Any] = []
+
+    class Old:
+        @hookimpl(hookwrapper=True)
+        def tool_execute_before(self, tool: str) -> Any:
+            outcome = yield
+            outcomes.append((tool, outcome.exception))
+
+    runner = ToolRunner(make_opencode_project(("regs", Registers()), Old()))
+    runner("shout", text="x")
+    assert outcomes == [("shout", None)]
+
+
+def test_tryfirst_and_trylast_order_the_implementations(make_opencode_project) -> None:
+    order: list[str] = []
+
+    def plugin(name: str, **options: bool) -> Any:
+        class Plugin:
+            @hookimpl(**options)
+            def tool_execute_before(self) -> None:
+                order.append(name)
+
+        return (name, Plugin())
+
+    project = make_opencode_project(
+        ("regs", Registers()), plugin("last", trylast=True), plugin("plain"), plugin("first", tryfirst=True)
+    )
+    ToolRunner(project)("shout", text="x")
+    assert order == ["first", "plain", "last"]
+
+
+def test_async_hooks_run_on_the_callers_loop(make_opencode_project) -> None:
+    loops: list[Any] = []
+
+    class Async:
+        @hookimpl
+        async def tool_execute_before(self, args: dict) -> None:
+            loops.append(asyncio.get_running_loop())
+            await asyncio.sleep(0)
+            args["text"] = args["text"] + " (async)"
+
+    project = make_opencode_project(("regs", Registers()), Async())
+
+    async def main() -> tuple[Any, str]:
+        async with project.session() as session:
+            result = await session.execute("shout", {"text": "hi"})
+        return asyncio.get_running_loop(), result.output
+
+    caller_loop, output = asyncio.run(main())
+    assert output == "HI (ASYNC)"
+    assert loops == [caller_loop]
+
+
+def test_cancelling_a_call_cancels_its_async_hook(make_opencode_project) -> None:
+    states: list[str] = []
+
+    class Slow:
+        @hookimpl
+        async def tool_execute_before(self) -> None:
+            states.append("started")
+            try:
+                await asyncio.sleep(60)
+            finally:
+                states.append("finished")
+
+    project = make_opencode_project(("regs", Registers()), Slow())
+
+    async def main() -> None:
+        async with project.session() as session:
+            task = asyncio.create_task(session.execute("shout", {"text": "hi"}))
+            while not states:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+        for _ in range(200):  # the hook's coroutine is cancelled on this loop
+            if "finished" in states:
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+    assert states == ["started", "finished"]
+
+
+def test_an_async_hook_called_from_sync_code_runs_on_the_projects_loop(make_opencode_project) -> None:
+    loops: list[Any] = []
+
+    class Describes:
+        @hookimpl
+        async def tool_definition(self, tool_id: str, output: Any) -> None:
+            loops.append(asyncio.get_running_loop())
+            if tool_id == "shout":
+                output.description += " Loudly."
+
+    project = make_opencode_project(("regs", Registers()), Describes())
+    [shout_definition] = [d for d in project.tools() if d.id == "shout"]
+    assert shout_definition.description.endswith("Loudly.")
+    assert set(loops) == {project.portal.loop}
+
+
+def test_a_broken_isolated_hook_does_not_stop_the_others(make_opencode_project, opencode_warnings) -> None:
+    class Broken:
+        @hookimpl(tryfirst=True)
+        def tool_definition(self) -> None:
+            raise RuntimeError("no description for you")
+
+    class Works:
+        @hookimpl
+        def tool_definition(self, tool_id: str, output: Any) -> None:
+            if tool_id == "shout":
+                output.description = "Changed."
+
+    project = make_opencode_project(("regs", Registers()), ("broken", Broken()), ("works", Works()))
+    [shout_definition] = [d for d in project.tools() if d.id == "shout"]
+    assert shout_definition.description == "Changed."
+    record = project.plugins.record_for("broken")
+    assert (
+        record is not None and record.status == "failed" and "no description for you" in (record.error or "")
+    )
+    assert any("broken failed in tool_definition" in warning for warning in opencode_warnings)

@@ -13,8 +13,14 @@ HOOKS = [
 ]
 
 
-def test_the_contract_has_the_four_hooks() -> None:
-    assert sorted(HOOKS) == ["register_tools", "tool_definition", "tool_execute_after", "tool_execute_before"]
+def test_the_contract_has_the_five_hooks() -> None:
+    assert sorted(HOOKS) == [
+        "register_tools",
+        "tool_definition",
+        "tool_execute",
+        "tool_execute_after",
+        "tool_execute_before",
+    ]
 
 
 @pytest.mark.parametrize("name", HOOKS)

@@ -9,8 +9,7 @@ def list_plugins(as_json: bool) -> None:
     """Print every plugin and tool file with its version, source, hooks, tools and status."""
     with friendly_errors():
         project = make_project()
-        project.registry.entries  # noqa: B018 - loading tool files and running register_tools fills the records
-        records = project.plugins.records
+        records = project.plugin_records()
     if as_json:
         print_json({"plugins": [record.as_dict() for record in records]})
         return

@@ -26,27 +26,16 @@ from .common import (
 )
 
 
-def _model(project: Any, text: str | None) -> Any:
-    from ..registry import ModelRef
-
-    return ModelRef.parse(text) if text else project.default_model()
-
-
-def _disabled(project: Any, agent: str | None) -> set[str]:
-    from ..permission import disabled
-
-    chosen = project.agent(agent)
-    return disabled([entry.id for entry in project.registry.all()], chosen.permission)
-
-
 def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_json: bool) -> None:
     """Print the tools a model is offered (and, with ``show_all``, the others with the reason)."""
+    from ..policy import depends_on_model
+
     with friendly_errors():
         project = make_project()
-        model = _model(project, model_text)
-        denied = _disabled(project, agent)
-        offered = project.registry.tools(model, denied)
-        hidden = project.registry.hidden(model, denied) if show_all else []
+        model = project.model(model_text)
+        offer = project.offer(model, agent)
+        offered = offer.tools
+        hidden = offer.hidden if show_all else []
     if as_json:
         print_json(
             {
@@ -70,7 +59,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
     rows = [(d.id, d.entry.source.describe(), first_line(d.description)) for d in offered]
     rows += [(h.entry.id, h.entry.source.describe(), f"(hidden: {h.reason})") for h in hidden]
     print_rows(rows)
-    if model is None and any(project.registry.depends_on_model(d.entry) for d in offered):
+    if model is None and any(depends_on_model(d.entry) for d in offered):
         err("note: no model named (--model or config 'model'): per-model rules not applied")
 
 
@@ -83,11 +72,10 @@ def inspect_tool(
     with friendly_errors():
         project = make_project()
         entry = project.registry.get(tool_id)
-        model = _model(project, model_text)
+        model = project.model(model_text)
         definition = project.registry.definition(entry, model)
-        reason = project.registry.hidden_reason(entry, model)
-        if reason is None and entry.id in _disabled(project, agent):
-            reason = "denied wholly by the agent's permission rules"
+        offer = project.offer(model, agent)
+        reason = next((h.reason for h in offer.hidden if h.entry.id == entry.id), None)
         normalized = definition.parameters
         profile = profile or (profile_for(model.provider, model.id) if model else "default")
         parameters = adapt(normalized, profile)

@@ -15,10 +15,7 @@ from .common import EXIT_TOOL_ERROR, EXIT_USAGE, err, fail, friendly_errors, mak
 def _session(
     project: Any, model_text: str | None, agent: str | None, profile: str | None, **options: Any
 ) -> Any:
-    from ..registry import ModelRef
-
-    model = ModelRef.parse(model_text) if model_text else project.default_model()
-    return project.session(agent, model=model, profile=profile, **options)
+    return project.session(agent, model=project.model(model_text), profile=profile, **options)
 
 
 def schema(model_text: str | None, agent: str | None, format: str | None, profile: str | None) -> None:

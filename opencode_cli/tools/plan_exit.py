@@ -80,15 +80,13 @@ async def execute(params: PlanExitParameters, ctx: ToolContext) -> ToolResult:
     [answer] = await ask_user(ctx, [question(plan)])
     if answer[:1] != [YES]:  # "No", or nothing chosen
         raise QuestionDismissedError()
-    ctx.messages.append(
-        {
-            "role": "user",
-            "agent": "build",
-            "model": ctx.extra.get("model"),
-            "synthetic": True,
-            "text": f"The plan at {plan} has been approved, you can now edit files. Execute the plan",
-        }
-    )
+    text = f"The plan at {plan} has been approved, you can now edit files. Execute the plan"
+    if ctx.session is not None:
+        ctx.session.transcript.add_user(text, "build", ctx.model, synthetic=True)
+    else:
+        ctx.messages.append(
+            {"role": "user", "agent": "build", "model": ctx.model, "synthetic": True, "text": text}
+        )
     return ToolResult(title=TITLE, output=OUTPUT, metadata={})
 
 

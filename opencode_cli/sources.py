@@ -1,0 +1,179 @@
+"""Sources of tools: built-ins, tool files, entry-point plugins (and, later, MCP servers).
+
+A registry generation is assembled from the :class:`Contribution` of each source, in order. A source is
+rebuilt on its own — a saved tool file rebuilds that file's source and nothing else — and any source can
+say that its tools changed (:meth:`Source.report_change`); the project passes that on to whoever listens
+(the watcher, a server that advertises the tools).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .contract import LazyTool, Tool, ToolSource
+
+if TYPE_CHECKING:
+    from .flags import Flags
+    from .plugins import PluginRecord, Plugins
+    from .project import Project
+
+AnyTool = Tool | LazyTool
+SourceKind = Literal["builtin", "plugin", "file", "mcp"]
+
+
+@dataclass
+class Contribution:
+    """What one source gave the registry in one build: its tools (stamped with the source) and gates."""
+
+    source: Source
+    tools: list[tuple[AnyTool, str | None]] = field(default_factory=list)
+    record: PluginRecord | None = None
+    """The record ``opencode plugins list`` shows for the source (a tool file's is made per build)."""
+    kept: list[str] = field(default_factory=list)
+    """Ids kept from the last good build because this build failed (a tool file that stopped importing)."""
+
+
+class Source:
+    """A source of tools. Subclasses give ``key`` (unique in a project), ``kind`` and :meth:`build`."""
+
+    key: str
+    kind: SourceKind
+    on_change: Callable[[Source], None] | None = None
+    """Set by the project: told when the source reports a change."""
+
+    def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """The source's tools now. ``previous`` is this source's last contribution (to fall back on);
+        problems are reported to ``warn`` (one line each) and recorded on the contribution's record."""
+        raise NotImplementedError
+
+    def report_change(self) -> None:
+        """Say that this source's tools changed: the project rebuilds it (and only it) into a generation."""
+        if self.on_change is not None:
+            self.on_change(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.key}>"
+
+
+def _check(tool: Any) -> None:
+    if not isinstance(tool, Tool | LazyTool):
+        raise TypeError(f"register() takes a tool made with @tool or define(), not {type(tool).__name__}")
+
+
+class PluginSource(Source):
+    """The tools a plugin registers through its ``register_tools`` hook (built-ins are one)."""
+
+    def __init__(self, plugins: Plugins, record: PluginRecord, flags: Flags, project: Project | None):
+        self.plugins = plugins
+        self.record = record
+        self.flags = flags
+        self.project = project
+        builtin = record.kind == "builtin"
+        self.kind = "builtin" if builtin else "plugin"
+        self.key = f"{self.kind}:{record.name}"
+        self.stamp = ToolSource("builtin") if builtin else ToolSource("plugin", record.name, record.version)
+
+    def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """Call the plugin's ``register_tools`` (a failure is recorded on the plugin; tools so far stay)."""
+        contribution = Contribution(self, record=self.record)
+        self.record.tools = []
+
+        def register(tool: AnyTool, *, gate: str | None = None) -> None:
+            _check(tool)
+            contribution.tools.append((tool.copy(source=self.stamp), gate))
+            self.record.tools.append(tool.id)
+
+        self.plugins.call_for(
+            self.record.name, "register_tools", register=register, flags=self.flags, project=self.project
+        )
+        return contribution
+
+
+class ToolFileSource(Source):
+    """A ``tool/*.py`` or ``tools/*.py`` file of a config directory.
+
+    A module-level tool named ``default`` gets the file's name as id, any other ``NAME`` gets
+    ``<file>_<NAME>`` (core spec §3.3). A file that fails to import keeps the tools of its last good
+    build (hot reload), and the failure is recorded as ``file:line: Type: message``.
+    """
+
+    kind: SourceKind = "file"
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.key = f"file:{path}"
+        self.stamp = ToolSource("file", name=path.stem, path=str(path))
+
+    def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """Import the file anew and collect its tools."""
+        from .plugins import PluginRecord, describe_exception
+
+        record = PluginRecord(name=self.path.stem, kind="file", location=str(self.path))
+        contribution = Contribution(self, record=record)
+        try:
+            module = _import_file(self.path)
+        except BaseException as error:  # SystemExit at import too; only Ctrl-C goes through
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            record.fail(describe_exception(error, str(self.path)))
+            warn(f"tool file {self.path} failed to load: {record.error}")
+            if previous is not None:
+                contribution.tools = list(previous.tools)
+                contribution.kept = [tool.id for tool, _ in previous.tools]
+                record.tools = list(contribution.kept)
+            return contribution
+        for name, value in vars(module).items():
+            found = _as_tool(value, module.__name__)
+            if found is None:
+                continue
+            tool_id = self.path.stem if name == "default" else f"{self.path.stem}_{name}"
+            contribution.tools.append((found.copy(id=tool_id, source=self.stamp), None))
+            record.tools.append(tool_id)
+        return contribution
+
+
+def tool_files(folders: list[Path]) -> list[Path]:
+    """The tool files of config directories, in directory order (``tool/`` then ``tools/``, sorted)."""
+    files: list[Path] = []
+    for folder in folders:
+        for sub in ("tool", "tools"):
+            directory = folder / sub
+            if directory.is_dir():
+                files.extend(sorted(p for p in directory.glob("*.py") if p.is_file()))
+    return files
+
+
+def _import_file(path: Path) -> Any:
+    """Import a tool file under a private module name."""
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    module_name = f"opencode_user_tools.m{digest}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+def _as_tool(value: Any, module_name: str) -> AnyTool | None:
+    if isinstance(value, Tool | LazyTool):
+        return value
+    if (
+        isinstance(value, type)
+        and issubclass(value, Tool)
+        and value is not Tool
+        and value.__module__ == module_name
+    ):
+        return value()
+    return None
