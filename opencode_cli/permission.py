@@ -208,6 +208,11 @@ class PermissionService:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
+    @property
+    def subscribers(self) -> int:
+        """How many listeners are subscribed (sessions do not subscribe: hosts that watch events do)."""
+        return len(self._listeners)
+
     def _publish(self, event: str, data: dict[str, Any]) -> None:
         for listener in list(self._listeners):
             listener(event, data)

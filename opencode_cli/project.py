@@ -436,39 +436,46 @@ class Project:
         self.close()
 
     async def aclose(self) -> None:
-        """Close the project: reject pending permission requests, stop every service (reverse order)."""
-        self._closing()
-        if "services" in self.__dict__:
-            services = self.services
-            if services.loop is None or services.loop is _running_loop():
-                await services.aclose()
-            else:
-                import asyncio
-
-                await asyncio.to_thread(services.close)
-        self._close_portal()
-
-    def close(self) -> None:
-        """Close the project from sync code (see :meth:`aclose`); safe to call twice."""
-        self._closing()
-        if "services" in self.__dict__:
-            services = self.services
-            if services.loop is not None and services.loop is _running_loop():
-                raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
-            if "portal" in self.__dict__ and services.loop is self.portal.loop:
-                self.portal.call(services.aclose)
-            else:
-                services.close()
-        self._close_portal()
-
-    def _closing(self) -> None:
+        """Close the project: reject pending permission requests, stop every service (reverse order), stop
+        the sync façade's loop. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
         if "permissions" in self.__dict__:
             self.permissions.dispose()
-        self._closed = True
+        services = self.__dict__.get("services")
+        if services is not None and services.loop is _running_loop():
+            await services.aclose()
+        if services is not None or "portal" in self.__dict__:
+            import asyncio
 
-    def _close_portal(self) -> None:
-        if "portal" in self.__dict__:
-            self.portal.close()
+            await asyncio.to_thread(self._close_elsewhere)
+
+    def close(self) -> None:
+        """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
+        the loop the services live on, ``await project.aclose()`` instead."""
+        if self._closed:
+            return
+        services = self.__dict__.get("services")
+        if services is not None and services.loop is not None and services.loop is _running_loop():
+            raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
+        self._closed = True
+        if "permissions" in self.__dict__:
+            self.permissions.dispose()
+        self._close_elsewhere()
+
+    def _close_elsewhere(self) -> None:
+        """Stop the services living on another loop than the caller's (the portal's, or a loop of another
+        thread), then the portal."""
+        services = self.__dict__.get("services")
+        portal = self.__dict__.get("portal")
+        if portal is not None and services is not None and portal.runs(services.loop):
+            portal.close(final=services.aclose)
+            return
+        if services is not None:
+            services.close()
+        if portal is not None:
+            portal.close()
 
 
 def _running_loop() -> Any:

@@ -121,6 +121,16 @@ class Services:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The loop the services live on (``None`` until the first :meth:`get`)."""
+        return self._loop
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` (or :meth:`close`) was called."""
+        return self._closed
+
     def _bind(self) -> asyncio.AbstractEventLoop:
         import asyncio
 
@@ -320,15 +330,20 @@ class Portal:
         self._closed = False
 
     @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        """The portal's loop (starting its thread if needed)."""
+        """The portal's loop, its thread started if needed (after :meth:`close`, the closed loop)."""
         import asyncio
         import threading
 
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the portal is closed")
             if self._loop is None:
+                if self._closed:
+                    raise RuntimeError("the portal is closed")
                 loop = asyncio.new_event_loop()
                 ready = threading.Event()
                 thread = threading.Thread(target=self._run, args=(loop, ready), name=self.name, daemon=True)
@@ -356,6 +371,10 @@ class Portal:
         finally:
             loop.close()
 
+    def runs(self, loop: asyncio.AbstractEventLoop | None) -> bool:
+        """Whether ``loop`` is this portal's loop (without starting the portal)."""
+        return loop is not None and loop is self._loop
+
     def _check_thread(self, what: str) -> None:
         import threading
 
@@ -373,6 +392,8 @@ class Portal:
 
         self._check_thread("call")
         loop = self.loop
+        if self._closed:
+            raise RuntimeError("the portal is closed")
         future = asyncio.run_coroutine_threadsafe(fn(*args), loop)  # type: ignore[arg-type]
         try:
             return future.result()

@@ -205,7 +205,7 @@ def test_portal_runs_services_and_closes_them() -> None:
     portal = Portal()
     service = bounded(portal, services.get, "a", lambda: Recorded("a", log))
     assert bounded(portal, services.get, "a", lambda: Recorded("a", log)) is service
-    assert portal.loop is services._loop  # bound to the portal's loop, not a throwaway one
+    assert portal.loop is services.loop  # bound to the portal's loop, not a throwaway one
 
     async def fails() -> None:
         raise KeyError("nope")
@@ -225,6 +225,7 @@ def test_portal_runs_services_and_closes_them() -> None:
     portal.close(final=services.aclose)
     assert log == [("start", "a"), ("stop", "a")] and not thread.is_alive()
     portal.close(final=services.aclose)  # idempotent
+    assert portal.closed and services.closed and portal.loop is services.loop and portal.loop.is_closed()
     with pytest.raises(RuntimeError, match="closed"):
         portal.call(asyncio.sleep, 0)
 

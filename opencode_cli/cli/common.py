@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import typer
 
@@ -17,6 +18,10 @@ from ..errors import ConfigError, OpencodeError, UnknownToolError
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+T = TypeVar("T")
 
 
 def err(message: str) -> None:
@@ -57,10 +62,58 @@ def friendly_errors() -> Iterator[None]:
 
 
 def make_project(directory: Path | None = None, warn: Callable[[str], None] | None = None) -> Any:
-    """The :class:`~opencode_cli.project.Project` for the current directory (or ``directory``)."""
+    """The :class:`~opencode_cli.project.Project` for the current directory (or ``directory``); it is
+    closed when the command ends (whatever it started is stopped), also when the command fails."""
+    import atexit
+
     from ..project import Project
 
-    return Project(directory, warn=warn or (lambda message: err(f"warning: {message}")))
+    project = Project(directory, warn=warn or (lambda message: err(f"warning: {message}")))
+    atexit.register(project.close)
+    return project
+
+
+#: Seconds a SIGTERM'd call has to answer its abort before it is cancelled.
+TERM_GRACE = 3.0
+
+
+class Terminated(Exception):
+    """The command got SIGTERM and its work was cancelled (the project was closed on the way out)."""
+
+
+def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = None) -> T:
+    """Run ``work()`` on a new event loop inside ``async with project``, so every service it starts is
+    stopped on the way out: on success, on an error, on Ctrl-C (``KeyboardInterrupt`` comes out once the
+    project is closed) and on SIGTERM (``abort`` is signalled, then the work is cancelled if it has not
+    ended within :data:`TERM_GRACE` seconds; :class:`Terminated` comes out)."""
+    import asyncio
+    import signal
+
+    terminated = False
+
+    async def main() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def terminate() -> None:
+            nonlocal terminated
+            terminated = True
+            if abort is not None:
+                abort.abort("terminated")
+            if task is not None:
+                loop.call_later(0 if abort is None else TERM_GRACE, task.cancel)
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, terminate)
+        async with project:
+            return await work()
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated() from None
+        raise
 
 
 def first_line(text: str) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,8 +12,11 @@ import typer
 
 from ..errors import InvalidArgumentsError
 from .common import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
+    Terminated,
     err,
     fail,
     first_line,
@@ -23,6 +24,7 @@ from .common import (
     make_project,
     print_json,
     print_rows,
+    run_in_project,
 )
 
 
@@ -224,8 +226,6 @@ def run_tool(
     answers: list[str] = (),  # type: ignore[assignment]
 ) -> None:
     """Parse the arguments, run the tool in a session and print what the model would get."""
-    import asyncio
-
     from .args import ArgsError, parse_arguments
 
     with friendly_errors():
@@ -243,14 +243,22 @@ def run_tool(
     from ..context import AbortSignal
 
     abort = AbortSignal()
+
+    async def execute() -> Any:
+        async with session:
+            return await session.execute(entry.id, arguments, abort=abort)
+
     try:
-        result = asyncio.run(_execute(session, entry.id, arguments, abort))
+        result = run_in_project(project, execute, abort)
     except InvalidArgumentsError as error:
         _print_failure(str(error), json_)
         raise typer.Exit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         err("interrupted")
-        raise typer.Exit(130) from None
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Terminated:
+        err("terminated")
+        raise typer.Exit(EXIT_TERMINATED) from None
     except Exception as error:  # every failure is a tool error the model would see as text
         _print_failure(str(error) or type(error).__name__, json_)
         raise typer.Exit(EXIT_TOOL_ERROR) from None
@@ -270,15 +278,6 @@ def run_tool(
     sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
     for attachment in result.attachments:
         err(f"[attachment {attachment.mime}, {len(attachment.url)} characters of data URL]")
-
-
-async def _execute(session: Any, tool_id: str, arguments: dict[str, Any], abort: Any) -> Any:
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGTERM, abort.abort, "terminated")
-    return await session.execute(tool_id, arguments, abort=abort)
 
 
 def _print_failure(message: str, as_json: bool) -> None:

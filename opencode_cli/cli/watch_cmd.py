@@ -43,6 +43,7 @@ async def _follow(watcher: Any, project: Any, as_json: bool) -> None:
                 _print_report(report, project)
     finally:
         await watcher.stop()
+        await project.aclose()  # whatever the tools started is stopped with the watching
 
 
 def _print_start(watcher: Any, as_json: bool) -> None:

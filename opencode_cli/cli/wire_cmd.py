@@ -9,7 +9,19 @@ from typing import Any
 
 import typer
 
-from .common import EXIT_TOOL_ERROR, EXIT_USAGE, err, fail, friendly_errors, make_project, print_json
+from .common import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    Terminated,
+    err,
+    fail,
+    friendly_errors,
+    make_project,
+    print_json,
+    run_in_project,
+)
 
 
 def _session(
@@ -48,7 +60,6 @@ def call(
     as_json: bool,
 ) -> None:
     """Run raw tool call(s) through repair and dispatch; print what the model would see next."""
-    import asyncio
 
     from ..wire import WireError, loads
     from .tools_cmd import session_options
@@ -71,9 +82,17 @@ def call(
         session.resolve()
 
     async def run_all() -> list[Any]:
-        return [await session.dispatch(one) for one in calls]
+        async with session:
+            return [await session.dispatch(one) for one in calls]
 
-    parts = asyncio.run(run_all())
+    try:
+        parts = run_in_project(project, run_all)
+    except KeyboardInterrupt:
+        err("interrupted")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Terminated:
+        err("terminated")
+        raise typer.Exit(EXIT_TERMINATED) from None
     if as_json:
         print_json({"parts": [part.as_dict() for part in parts]})
     else:
