@@ -31,6 +31,10 @@ _EXPORTS = {
     "PermissionService": "opencode_cli.permission",
     "hookimpl": "opencode_cli.hookspecs",
     "Project": "opencode_cli.project",
+    "Session": "opencode_cli.session",
+    "ToolCall": "opencode_cli.session",
+    "Service": "opencode_cli.services",
+    "Source": "opencode_cli.sources",
     "ModelRef": "opencode_cli.modelref",
     "OpencodeError": "opencode_cli.errors",
     "ToolError": "opencode_cli.errors",
@@ -64,6 +68,9 @@ if TYPE_CHECKING:
     from .modelref import ModelRef
     from .permission import PermissionService
     from .project import Project
+    from .services import Service
+    from .session import Session, ToolCall
+    from .sources import Source
 
 
 def __getattr__(name: str) -> Any:

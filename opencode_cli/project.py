@@ -438,11 +438,11 @@ class Project:
     async def aclose(self) -> None:
         """Close the project: reject pending permission requests, stop every service (reverse order), stop
         the sync façade's loop. Safe to call twice."""
+        if "permissions" in self.__dict__:
+            self.permissions.dispose()
         if self._closed:
             return
         self._closed = True
-        if "permissions" in self.__dict__:
-            self.permissions.dispose()
         services = self.__dict__.get("services")
         if services is not None and services.loop is _running_loop():
             await services.aclose()
@@ -454,14 +454,14 @@ class Project:
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
         the loop the services live on, ``await project.aclose()`` instead."""
+        if "permissions" in self.__dict__:
+            self.permissions.dispose()
         if self._closed:
             return
         services = self.__dict__.get("services")
         if services is not None and services.loop is not None and services.loop is _running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
-        if "permissions" in self.__dict__:
-            self.permissions.dispose()
         self._close_elsewhere()
 
     def _close_elsewhere(self) -> None:

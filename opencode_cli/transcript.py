@@ -462,11 +462,12 @@ class Transcript:
 
     def add_part(self, message: Message, part: Part) -> Part:
         """Append ``part`` to ``message`` (a part with the same id is replaced in place) and save it."""
+        known = part.message_id == message.id  # a fresh part has no message yet: nothing to look for
         part.session_id, part.message_id = message.session_id, message.id
         if isinstance(part, ToolCallPart):
             for attachment in part.attachments:
                 attachment.session_id, attachment.message_id = message.session_id, message.id
-        index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None)
+        index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None) if known else None
         if index is None:
             message.parts.append(part)
         else:

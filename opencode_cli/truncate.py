@@ -40,9 +40,10 @@ _counter = 0
 
 
 def ascending_id(prefix: str) -> str:
-    """``<prefix>_`` + 12 hex chars of (ms * 4096 + counter) + 14 random base62 chars; sorts by time."""
-    import secrets
+    """``<prefix>_`` + 12 hex chars of (ms * 4096 + counter) + 14 random base62 chars; sorts by time.
 
+    The random characters are 14 bytes of the OS's random source taken modulo 62, as OpenCode draws them.
+    """
     global _last_ms, _counter
     with _id_lock:
         now = int(time.time() * 1000)
@@ -50,7 +51,7 @@ def ascending_id(prefix: str) -> str:
             _last_ms, _counter = now, 0
         _counter += 1
         value = (now * 4096 + _counter) & 0xFFFFFFFFFFFF
-    return f"{prefix}_{value:012x}" + "".join(secrets.choice(_BASE62) for _ in range(14))
+    return f"{prefix}_{value:012x}" + "".join(_BASE62[byte % 62] for byte in os.urandom(14))
 
 
 @dataclass(frozen=True)
