@@ -405,6 +405,7 @@ class Transcript:
         self.info = info
         self.store = store
         self.messages: list[Message] = []
+        self._part_ids: set[str] = set()
         self.update_session()
 
     @classmethod
@@ -416,6 +417,7 @@ class Transcript:
             return None
         transcript = cls(SessionInfo.from_dict(data))
         transcript.messages = [Message.from_dict(message) for message in store.messages(session_id)]
+        transcript._part_ids = {part.id for message in transcript.messages for part in message.parts}
         transcript.store = store
         return transcript
 
@@ -462,12 +464,14 @@ class Transcript:
 
     def add_part(self, message: Message, part: Part) -> Part:
         """Append ``part`` to ``message`` (a part with the same id is replaced in place) and save it."""
-        known = part.message_id == message.id  # a fresh part has no message yet: nothing to look for
         part.session_id, part.message_id = message.session_id, message.id
         if isinstance(part, ToolCallPart):
             for attachment in part.attachments:
                 attachment.session_id, attachment.message_id = message.session_id, message.id
-        index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None) if known else None
+        index = None
+        if part.id in self._part_ids:  # only a part seen before needs looking for (a long turn stays cheap)
+            index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None)
+        self._part_ids.add(part.id)
         if index is None:
             message.parts.append(part)
         else:

@@ -114,6 +114,10 @@ def test_tool_file_examples_load_and_run(
     run.prompt.append("once")
     assert run("deploy", environment="staging", steps=1).output == "deployed to staging"
     assert [(r.permission, r.patterns) for r in run.prompt.requests] == [("deploy", ["staging"])]
+    assert run("shout", text="hey").output == "HEY"  # through the service the first call started
+    [service] = project.services.statuses()
+    assert (service.name, service.state) == ("shout", "running")
+    assert run("shout", text="again").output == "AGAIN" and len(project.services.statuses()) == 1
     # the error template quoted in docs/tools.md is the real one
     invalid = run.dispatch("issues", {"query": "x", "limit": 500}).text
     assert " ".join(invalid.split()) in " ".join((DOCS / "tools.md").read_text(encoding="utf-8").split())

@@ -1,224 +1,29 @@
-"""Hot reload: watch tool files and ``opencode.toml``, build a new generation, swap it in between calls.
-
-What is watched: the ``tool/`` and ``tools/`` folders of every config directory (those that exist, and
-the ``.opencode`` folders that could appear), and every ``opencode.toml`` the project reads
-(:func:`opencode_cli.config.config_files`). Folders are watched without recursion (tool files are not
-searched in sub-folders); a folder that does not exist yet is watched through its nearest existing
-parent, so creating ``.opencode/tool/`` is noticed too. watchfiles groups the events of one save
-(``step``, 50 ms of quiet) before a reload starts.
-
-Generations
------------
-A :class:`~opencode_cli.project.Project` stays the host's one handle: its sessions, permission service
-and store live on across reloads. What a reload replaces is a **generation**: every part of the project
-that is built from files — ``config``, ``config_dirs``, ``plugins`` (a fresh pluggy manager with the
-tool files imported anew), ``registry``, ``truncator``, ``skills``, ``agents`` (see :data:`SHARED` for
-what is kept). A generation is built off to the side, in a scratch ``Project`` for the same directory
-and environment (it shares the live project's permission service), and then installed into the live
-project with one ``dict.update`` of its cached attributes, so a reader sees the old parts or the new,
-never a mix.
-
-**Between calls, never during one.** A host marks each call, or each turn (``session.resolve()`` then
-``session.dispatch(call)``), with ``with watcher.hold():``. While any hold is open a finished generation
-waits as *pending*; the last hold to close installs it (a newer build replaces a pending one). So the
-tools a model was offered are the tools its calls find, and a call in flight keeps the generation it
-started with. (A call that is not held still finishes with the tool object it looked up, but the swap
-may land between a turn's ``resolve`` and its ``dispatch``: that is OpenCode#40825's "Unknown tool".)
-Holds never wait; a swap waits for a moment with no call in flight. A session keeps the agent (and so the
-permission rules) it was opened with; open a new session to apply rules changed in ``opencode.toml``.
-
-**Failures keep the last good version.** A tool file that fails to import keeps, in the new generation,
-the tools it had in the current one (taken from the module that imported fine), and the error is
-reported as ``file:line: Type: message``. A config file that does not parse (or anything else that
-stops a generation from being built) keeps the whole current generation and reports the error. An error
-is reported again only when its text changes or its file is saved again.
-
-**Entry-point plugins are not reloaded**: a new generation registers the modules already imported (their
-code is not run again), so a change to an installed package needs a restart. :attr:`Watcher.notice`
-says so; ``opencode tools watch`` prints it once at start.
-
-For hosts (:meth:`Project.watch() <opencode_cli.project.Project.watch>` returns a :class:`Watcher`)::
-
-    async with project.watch(model="gpt-5") as watcher:     # starts watching, stops on exit
-        async for report in watcher:                        # one ChangeReport per reload
-            print(report.summary())
-
-    # elsewhere, in the agent loop (same event loop or another thread):
-    with watcher.hold():
-        tools = session.resolve()
-        ...
-        part = await session.dispatch(call)
-
-or pass ``on_change=callback`` (called with each :class:`ChangeReport`, in the thread that installed
-it) and just ``await watcher.start()``. :meth:`Watcher.reload` rebuilds at once, without watchfiles.
-"""
+"""The watcher: file events and source reports in, new generations and :class:`ChangeReport` out."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import importlib.util
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import config_directories, config_files
-from .contract import ToolSource
-from .errors import ConfigError
+from ..errors import ConfigError
+from .plan import WatchPlan, watch_plan
+from .reports import ChangeReport, ToolChange, ToolInfo
 
 if TYPE_CHECKING:
-    from .generation import Generation as ProjectGeneration
-    from .modelref import ModelRef
-    from .project import Project
-    from .registry import Registry
-    from .sources import Source
+    from ..generation import Generation as ProjectGeneration
+    from ..modelref import ModelRef
+    from ..project import Project
+    from ..registry import Registry
+    from ..sources import Source
 
 #: Reports kept for the async iterator when nobody reads them.
 _KEEP_REPORTS = 256
-
-#: Config-file labels that name a config directory's ``opencode.toml`` (its folder may hold tool files).
-_DIRECTORY_LABELS = frozenset({"global", "~/.opencode", ".opencode", "OPENCODE_CONFIG_DIR"})
-
-
-# -- what a reload reports ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """One tool as the model is offered it in a generation."""
-
-    id: str
-    source: ToolSource
-    description: str
-    parameters: dict[str, Any]
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape: ``id``, ``source``, ``description``."""
-        return {"id": self.id, "source": self.source.as_dict(), "description": self.description}
-
-
-@dataclass(frozen=True)
-class ToolChange:
-    """A tool offered before and after a reload, with a different schema, description or source."""
-
-    before: ToolInfo
-    after: ToolInfo
-
-    @property
-    def id(self) -> str:
-        """The tool id."""
-        return self.after.id
-
-    @cached_property
-    def parameters(self) -> list[str]:
-        """The JSON-Schema difference, one line each (see :func:`opencode_cli.schema.describe_changes`)."""
-        from .schema import describe_changes
-
-        return describe_changes(self.before.parameters, self.after.parameters)
-
-    @property
-    def description_changed(self) -> bool:
-        """Whether the description the model reads changed."""
-        return self.before.description != self.after.description
-
-    @property
-    def source_changed(self) -> bool:
-        """Whether the tool now comes from somewhere else (a tool file shadowing a built-in, say)."""
-        return self.before.source != self.after.source
-
-    def description_diff(self, limit: int = 12) -> list[str]:
-        """The description's changed lines (``-``/``+``), at most ``limit``."""
-        lines = [
-            line
-            for line in difflib.unified_diff(
-                self.before.description.splitlines(), self.after.description.splitlines(), n=0, lineterm=""
-            )
-            if not line.startswith(("---", "+++", "@@"))
-        ]
-        return lines[:limit] + ([f"… ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape: ``id``, ``source``, ``parameters`` (difference lines), ``description`` and
-        ``source_before`` (``null`` when unchanged)."""
-        return {
-            "id": self.id,
-            "source": self.after.source.as_dict(),
-            "parameters": self.parameters,
-            "description": (
-                {"before": self.before.description, "after": self.after.description}
-                if self.description_changed
-                else None
-            ),
-            "source_before": self.before.source.as_dict() if self.source_changed else None,
-        }
-
-
-@dataclass
-class ChangeReport:
-    """What one reload did: the tools added, removed and changed, and what went wrong."""
-
-    generation: int
-    """The generation in use after this reload (unchanged when ``ok`` is false)."""
-    files: list[str] = field(default_factory=list)
-    """The watched paths that changed (empty for a :meth:`Watcher.reload` without paths)."""
-    added: list[ToolInfo] = field(default_factory=list)
-    removed: list[ToolInfo] = field(default_factory=list)
-    changed: list[ToolChange] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    """New failures, ``file:line: Type: message`` for a tool file (or the config error)."""
-    kept: dict[str, list[str]] = field(default_factory=dict)
-    """Tool file -> the ids it keeps from the last good generation (it failed to import)."""
-    resolved: list[str] = field(default_factory=list)
-    """Files (or plugins) that failed in the previous generation and load again."""
-    config: list[str] = field(default_factory=list)
-    """What changed in the merged configuration, one line each (``~ tool_output.max_lines: 5 -> 3``)."""
-    warnings: list[str] = field(default_factory=list)
-    ok: bool = True
-    """False when no generation could be built (e.g. invalid TOML): the previous one stays in use."""
-
-    @property
-    def unchanged(self) -> bool:
-        """No tool was added, removed or changed."""
-        return not (self.added or self.removed or self.changed)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of one ``opencode tools watch --json`` line (``"event": "reload"``)."""
-        return {
-            "event": "reload",
-            "ok": self.ok,
-            "generation": self.generation,
-            "files": self.files,
-            "added": [tool.as_dict() for tool in self.added],
-            "removed": [tool.as_dict() for tool in self.removed],
-            "changed": [change.as_dict() for change in self.changed],
-            "errors": self.errors,
-            "kept": self.kept,
-            "resolved": self.resolved,
-            "config": self.config,
-            "warnings": self.warnings,
-        }
-
-    def summary(self) -> str:
-        """One line: the generation and what changed."""
-        if not self.ok:
-            return f"reload failed, generation {self.generation} kept"
-        parts = [
-            f"{len(items)} {word}"
-            for items, word in ((self.added, "added"), (self.removed, "removed"), (self.changed, "changed"))
-            if items
-        ]
-        if not parts:
-            parts.append("no change to the tools")
-        if self.config:
-            parts.insert(0, "config changed")
-        if self.errors:
-            parts.append(f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}")
-        return f"generation {self.generation}: {', '.join(parts)}"
 
 
 @dataclass
@@ -265,54 +70,6 @@ class _Candidate:
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
     report: ChangeReport | None = None
-
-
-# -- what to watch -----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WatchPlan:
-    """The folders handed to watchfiles and the paths that matter in them."""
-
-    roots: tuple[str, ...]
-    """Existing folders, watched without recursion."""
-    files: frozenset[str]
-    """Config files (``opencode.toml``), existing or not."""
-    folders: frozenset[str]
-    """Config directories (possible ones included) and their ``tool``/``tools`` folders."""
-    tool_folders: frozenset[str]
-
-    def relevant(self, change: Any, path: str) -> bool:
-        """Whether a change to ``path`` can change the tools or the config (a watchfiles filter)."""
-        if path in self.files or path in self.folders:
-            return True
-        parent, _, name = path.rpartition(os.sep)
-        if parent in self.tool_folders and name.endswith(".py") and not name.startswith("."):
-            return True
-        prefix = path + os.sep  # a folder on the way to one we care about (``.opencode`` created…)
-        return any(folder.startswith(prefix) for folder in self.folders)
-
-
-def watch_plan(project: Project) -> WatchPlan:
-    """What to watch for ``project`` now (folders that do not exist are watched through a parent)."""
-    files = config_files(project.directory, project.worktree, project.env)
-    directories = [path.parent for label, path in files if label in _DIRECTORY_LABELS]
-    directories += config_directories(project.directory, project.worktree, project.env)
-    tool_folders = {str(d / sub) for d in directories for sub in ("tool", "tools")}
-    folders = {str(d) for d in directories} | tool_folders | {str(path.parent) for _, path in files}
-    roots = sorted({str(_existing(Path(folder))) for folder in folders})
-    return WatchPlan(
-        tuple(roots), frozenset(str(p) for _, p in files), frozenset(folders), frozenset(tool_folders)
-    )
-
-
-def _existing(path: Path) -> Path:
-    while not path.is_dir() and path.parent != path:
-        path = path.parent
-    return path
-
-
-# -- the watcher -------------------------------------------------------------------------------------------
 
 
 class Watcher:
@@ -422,7 +179,7 @@ class Watcher:
             self._views.pop(next(iter(self._views)))
 
     def _model_for(self, generation: ProjectGeneration) -> ModelRef | None:
-        from .modelref import ModelRef
+        from ..modelref import ModelRef
 
         model = ModelRef.coerce(self._model)
         if model is not None:
@@ -431,7 +188,7 @@ class Watcher:
         return ModelRef.coerce(configured) if isinstance(configured, str) else None
 
     def _snapshot(self, generation: ProjectGeneration) -> tuple[dict[str, ToolInfo], dict[str, str]]:
-        from .plugins import describe_exception
+        from ..plugins import describe_exception
 
         offer = self.project.offer(self._model_for(generation), self.agent, generation=generation)
         tools: dict[str, ToolInfo] = {}
@@ -448,7 +205,7 @@ class Watcher:
 
     def _build(self, files: set[str], keys: set[str]) -> _Candidate:
         """A new generation from the files as they are now (run off the event loop)."""
-        from .plugins import describe_exception
+        from ..plugins import describe_exception
 
         with self._build_lock:
             for name in files:
@@ -522,7 +279,7 @@ class Watcher:
             try:
                 self._on_change(report)
             except Exception as error:
-                from .plugins import describe_exception
+                from ..plugins import describe_exception
 
                 self.project.warn(f"watch: on_change failed: {describe_exception(error)}")
         loop = self._loop
@@ -703,7 +460,7 @@ class Watcher:
 
 
 def _config_changes(before: GenerationView, after: GenerationView) -> list[str]:
-    from .schema import describe_changes
+    from ..schema import describe_changes
 
     return describe_changes(before.generation.config.data, after.generation.config.data)
 

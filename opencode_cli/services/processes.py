@@ -1,0 +1,176 @@
+"""Child processes with no orphans: their own process group, the parent-death signal, group stop."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .base import Service
+
+if TYPE_CHECKING:
+    import asyncio
+
+#: The process groups :func:`spawn` started and :func:`terminate` has not finished yet.
+_LIVE_GROUPS: set[int] = set()
+#: The children spawned on behalf of the service being started, by pid (set by :class:`Services`).
+_OWNER: contextvars.ContextVar[dict[int, asyncio.subprocess.Process] | None] = contextvars.ContextVar(
+    "opencode_service", default=None
+)
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # resolved before the fork: the child only calls it
+    except (OSError, AttributeError):
+        return None
+
+
+def _pdeathsig() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent thread dies (Linux only)."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before prctl: the signal will never come
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+async def spawn(*argv: str, **kwargs: Any) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec`` for children that must never outlive us.
+
+    The child gets its own process group (``start_new_session``) and, on Linux, ``PR_SET_PDEATHSIG`` =
+    SIGKILL. That signal fires when the *thread* that spawned the child exits, so spawn long-lived
+    children from the thread running their loop (as :class:`Services` does). It needs a ``preexec_fn``,
+    which Python warns is unsafe with threads (a lock held by another thread at fork time); ours only calls
+    ``prctl`` and ``getppid``, resolved before the fork, which is safe. It also rules out ``posix_spawn``
+    (a plain fork is used), which costs little for long-lived children. The signal reaches the direct
+    child only (a fork clears it): when we are SIGKILLed, the child's own children are its business.
+    Stop it with :func:`terminate`.
+    """
+    import asyncio
+
+    kwargs["start_new_session"] = True
+    ours, theirs = _pdeathsig(), kwargs.pop("preexec_fn", None)
+    if ours is not None and theirs is not None:
+
+        def both() -> None:
+            ours()
+            theirs()
+
+        kwargs["preexec_fn"] = both
+    elif ours is not None or theirs is not None:
+        kwargs["preexec_fn"] = ours or theirs
+    process = await asyncio.create_subprocess_exec(*argv, **kwargs)
+    _LIVE_GROUPS.add(process.pid)
+    owner = _OWNER.get()
+    if owner is not None:
+        owner[process.pid] = process
+    return process
+
+
+def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:  # not a group leader (not from spawn), or the whole group is gone
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(sig)
+    except PermissionError:
+        pass
+
+
+def _kill_groups(children: dict[int, asyncio.subprocess.Process]) -> None:
+    """SIGKILL the children's process groups still live (those :func:`terminate` did not finish)."""
+    for pgid in list(children):
+        if pgid in _LIVE_GROUPS:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            _LIVE_GROUPS.discard(pgid)
+        del children[pgid]
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether the group has a member that is not a zombie (orphans' zombies wait for init to reap them)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            continue
+        state, _parent, group = stat[stat.rfind(b")") + 2 :].split()[:3]
+        if int(group) == pgid and state != b"Z":
+            return True
+    return False
+
+
+async def terminate(process: asyncio.subprocess.Process, timeout: float = 3.0) -> None:
+    """Stop a child from :func:`spawn` and its process group: SIGTERM, up to ``timeout`` seconds for
+    the group to leave, then SIGKILL. Never raises for a process already gone."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    _signal_group(process, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), timeout)
+        while loop.time() < deadline and _group_alive(process.pid):  # the same grace for its children
+            await asyncio.sleep(0.02)
+    _signal_group(process, signal.SIGKILL)
+    _LIVE_GROUPS.discard(process.pid)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), timeout)
+
+
+class ProcessService(Service):
+    """A service that runs one long-lived child (stdin and stdout are pipes) in its own process group.
+
+    ``process`` is the running :class:`asyncio.subprocess.Process`, for talking to it; extra keyword
+    arguments go to :func:`spawn` (``cwd``, ``env``, ``stderr``...).
+    """
+
+    def __init__(self, argv: Sequence[str], *, name: str | None = None, timeout: float = 3.0, **kwargs: Any):
+        self.argv = list(argv)
+        self.name = name or os.path.basename(self.argv[0])
+        self.timeout = timeout
+        self.kwargs = kwargs
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        """Spawn the child."""
+        import subprocess
+
+        options = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, **self.kwargs}
+        self.process = await spawn(*self.argv, **options)
+
+    async def stop(self) -> None:
+        """Terminate the child's process group (idempotent)."""
+        if self.process is not None:
+            await terminate(self.process, self.timeout)
+
+    def detail(self) -> str | None:
+        """``pid N`` while the child runs."""
+        if self.process is None or self.process.returncode is not None:
+            return None
+        return f"pid {self.process.pid}"
