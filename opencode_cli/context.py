@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .loops import running_loop
 from .permission import Request as PermissionRequest
 from .truncate import Truncator
 
@@ -135,11 +136,7 @@ class ToolContext:
         )
         coroutine = self.asker(request)
         loop = self.loop
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is not None:
+        if running_loop() is not None:
             return coroutine
         if loop is None:
             return asyncio.run(coroutine)  # type: ignore[arg-type]

@@ -52,8 +52,9 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     :param register: call ``register(tool)`` for each tool to add. ``tool`` is anything
         :func:`opencode_cli.tool` or :func:`opencode_cli.define` returns. The tool's ``id`` is used
         verbatim; a tool registered later with the same id replaces an earlier one (built-ins first, then
-        tool files from config directories, then entry-point plugins in load order). Built-ins pass
-        ``gate="reason"`` for a tool that exists but is switched off in this environment.
+        tool files from config directories, then entry-point plugins in load order). Pass
+        ``gate="reason"`` for a tool that exists but is switched off in this environment (it is listed
+        as hidden, with the reason).
     :param flags: the project's :class:`opencode_cli.flags.Flags` (``OPENCODE_*`` environment), for
         plugins whose tools depend on them.
     :param project: the :class:`opencode_cli.project.Project` whose registry is being built (its

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pluggy
 
 from . import hookspecs
+from .loops import running_loop
 
 if TYPE_CHECKING:
     import asyncio
@@ -123,11 +124,7 @@ class _Bridge:
         import asyncio
 
         loop = _CALLER_LOOP.get() or self._fallback()
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
+        if running_loop() is loop:
             raise RuntimeError(
                 f"async hook {self.function.__qualname__} was called from sync code on its own event loop; "
                 "call the hook from async code"

@@ -22,6 +22,7 @@ from . import paths
 from .config import Config, find_worktree
 from .errors import ConfigError
 from .generation import Generation
+from .loops import running_loop
 from .modelref import ModelRef
 
 if TYPE_CHECKING:
@@ -444,7 +445,7 @@ class Project:
             return
         self._closed = True
         services = self.__dict__.get("services")
-        if services is not None and services.loop is _running_loop():
+        if services is not None and services.loop is running_loop():
             await services.aclose()
         if services is not None or "portal" in self.__dict__:
             import asyncio
@@ -459,7 +460,7 @@ class Project:
         if self._closed:
             return
         services = self.__dict__.get("services")
-        if services is not None and services.loop is not None and services.loop is _running_loop():
+        if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
         self._close_elsewhere()
@@ -476,12 +477,3 @@ class Project:
             services.close()
         if portal is not None:
             portal.close()
-
-
-def _running_loop() -> Any:
-    import asyncio
-
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -111,3 +111,21 @@ def write(path: Path, text: str) -> Path:
 def write_file() -> Callable[[Path, str], Path]:
     """The :func:`write` helper as a fixture."""
     return write
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """A project directory (a git worktree) and a private home, config and data directory."""
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    home.mkdir()
+    (project / "README.md").write_text("# Demo\n\nA small project.\n")
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PATH": os.environ.get("PATH", ""),
+    }
+    return {"project": str(project), **env}

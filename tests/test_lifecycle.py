@@ -4,7 +4,6 @@ and is stopped when the project closes (also when the ``opencode`` process gets 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -190,19 +188,3 @@ def test_the_cli_stops_the_service_on_a_signal(
     assert process.returncode == code, stderr
     assert "Traceback" not in stderr
     assert gone(service_pid)
-
-
-@pytest.fixture
-def cli_env(tmp_path: Path) -> dict[str, Any]:
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    home.mkdir()
-    return {
-        "project": str(project),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PATH": os.environ.get("PATH", ""),
-    }

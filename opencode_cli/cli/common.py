@@ -77,15 +77,11 @@ def make_project(directory: Path | None = None, warn: Callable[[str], None] | No
 TERM_GRACE = 3.0
 
 
-class Terminated(Exception):
-    """The command got SIGTERM and its work was cancelled (the project was closed on the way out)."""
-
-
 def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = None) -> T:
     """Run ``work()`` on a new event loop inside ``async with project``, so every service it starts is
-    stopped on the way out: on success, on an error, on Ctrl-C (``KeyboardInterrupt`` comes out once the
-    project is closed) and on SIGTERM (``abort`` is signalled, then the work is cancelled if it has not
-    ended within :data:`TERM_GRACE` seconds; :class:`Terminated` comes out)."""
+    stopped on the way out: on success, on an error, on Ctrl-C (then the command ends with
+    ``interrupted``, exit 130) and on SIGTERM (``abort`` is signalled, and the work is cancelled if it has
+    not ended within :data:`TERM_GRACE` seconds: ``terminated``, exit 143)."""
     import asyncio
     import signal
 
@@ -110,10 +106,14 @@ def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = 
 
     try:
         return asyncio.run(main())
+    except KeyboardInterrupt:
+        err("interrupted")
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except asyncio.CancelledError:
-        if terminated:
-            raise Terminated() from None
-        raise
+        if not terminated:
+            raise
+        err("terminated")
+        raise SystemExit(EXIT_TERMINATED) from None
 
 
 def first_line(text: str) -> str:

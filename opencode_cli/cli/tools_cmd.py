@@ -12,11 +12,8 @@ import typer
 
 from ..errors import InvalidArgumentsError
 from .common import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
-    Terminated,
     err,
     fail,
     first_line,
@@ -253,12 +250,6 @@ def run_tool(
     except InvalidArgumentsError as error:
         _print_failure(str(error), json_)
         raise typer.Exit(EXIT_USAGE) from None
-    except KeyboardInterrupt:
-        err("interrupted")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    except Terminated:
-        err("terminated")
-        raise typer.Exit(EXIT_TERMINATED) from None
     except Exception as error:  # every failure is a tool error the model would see as text
         _print_failure(str(error) or type(error).__name__, json_)
         raise typer.Exit(EXIT_TOOL_ERROR) from None

@@ -10,11 +10,8 @@ from typing import Any
 import typer
 
 from .common import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
-    Terminated,
     err,
     fail,
     friendly_errors,
@@ -85,14 +82,7 @@ def call(
         async with session:
             return [await session.dispatch(one) for one in calls]
 
-    try:
-        parts = run_in_project(project, run_all)
-    except KeyboardInterrupt:
-        err("interrupted")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    except Terminated:
-        err("terminated")
-        raise typer.Exit(EXIT_TERMINATED) from None
+    parts = run_in_project(project, run_all)
     if as_json:
         print_json({"parts": [part.as_dict() for part in parts]})
     else:

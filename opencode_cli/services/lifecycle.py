@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..loops import running_loop
 from .base import Service, ServiceError, ServiceStatus, State
 from .processes import _OWNER, _kill_groups
 
@@ -208,10 +209,7 @@ class Services:
         if loop is None or (self._closed and not pending):
             self._closed = True
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
+        running = running_loop()
         if running is loop:
             raise RuntimeError("Services.close() called on the services' own loop; await aclose() instead")
         if loop.is_running():

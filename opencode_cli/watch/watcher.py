@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..loops import running_loop
 from .plan import WatchPlan, watch_plan
 from .reports import ChangeReport, ToolChange, ToolInfo
 
@@ -320,11 +321,7 @@ class Watcher:
         loop, stop = self._loop, self._stop
         if loop is None or stop is None or loop.is_closed():
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
+        if running_loop() is loop:
             stop.set()
         else:
             with contextlib.suppress(RuntimeError):

@@ -15,24 +15,6 @@ from opencode_cli.cli.app import app
 
 
 @pytest.fixture
-def cli_env(tmp_path: Path) -> dict[str, str]:
-    """A project directory (a git worktree) and a private home, config and data directory."""
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    home.mkdir()
-    (project / "README.md").write_text("# Demo\n\nA small project.\n")
-    env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PATH": os.environ.get("PATH", ""),
-    }
-    return {"project": str(project), **env}
-
-
-@pytest.fixture
 def run_cli(cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Callable[..., object]:
     """Invoke the Typer app in-process (CliRunner) from inside the project directory."""
     monkeypatch.chdir(cli_env["project"])
