@@ -244,20 +244,25 @@ class Project:
         ]
 
     def add_source(self, source: Source) -> None:
-        """Add a source of tools (after the plugins); it is built into the next generation."""
+        """Add a source of tools (after the plugins, in the order added). Its tools join the registry at
+        once (through a new generation when the current one was built already)."""
         source.on_change = self._source_changed
         self._added_sources.append(source)
         self._source_changed(source)
 
     def on_source_change(self, listener: Callable[[Source], Any]) -> Callable[[], None]:
         """Call ``listener(source)`` whenever a source reports that its tools changed; returns a function
-        that stops it. The watcher listens, and rebuilds that source into a new generation."""
+        that stops it. The watcher listens, and rebuilds that source into a new generation (and reports
+        what changed); while nobody listens, the project does that itself."""
         self._source_listeners.append(listener)
         return lambda: self._source_listeners.remove(listener) if listener in self._source_listeners else None
 
     def _source_changed(self, source: Source) -> None:
-        for listener in list(self._source_listeners):
+        listeners = list(self._source_listeners)
+        for listener in listeners:
             listener(source)
+        if not listeners and self._generation is not None and self._generation.is_built("registry"):
+            self.install(self.prepare({source.key}))
 
     def prepare(self, changed: Iterable[str] = (), warn: Callable[[str], None] | None = None) -> Generation:
         """Build the next generation now, beside the current one (or the one waiting to be installed).

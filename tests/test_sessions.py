@@ -247,3 +247,27 @@ def test_the_store_is_untouched_by_sessions_that_are_not_remembered(make_project
     with project.session(remember=True) as session:
         session.user("hello")
     assert (paths.data_dir(project.env) / "opencode.db").exists()
+
+
+def test_without_a_watcher_the_project_rebuilds_a_source_that_reports_a_change(
+    make_project: ProjectFactory,
+) -> None:
+    from opencode_cli.sources import Contribution, Source
+
+    class Versioned(Source):
+        key = "demo:versioned"
+        kind = "mcp"
+        version = 1
+
+        def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+            return Contribution(self, [(tool(lambda: "ok", id=f"v{self.version}", description="V."), None)])
+
+    project = make_project()
+    assert "read" in project.registry.entries  # the registry is built before the source comes
+    source = Versioned()
+    project.add_source(source)
+    assert "v1" in project.registry.entries and project.generation.number == 2
+    source.version = 2
+    source.report_change()
+    assert "v2" in project.registry.entries and "v1" not in project.registry.entries
+    assert project.generation.number == 3

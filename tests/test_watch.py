@@ -417,3 +417,21 @@ def test_iteration_ends_when_the_watcher_is_closed(make_project: ProjectFactory,
         return got
 
     assert run(main(), timeout=10) == []
+
+
+def test_two_reloads_during_a_hold_are_reported_once_with_both_files(
+    make_project: ProjectFactory, tool_dir: Path
+) -> None:
+    hello = write(tool_dir / "hello.py", HELLO)
+    other = write(tool_dir / "other.py", HELLO.replace("Say hello.", "Say other."))
+    project = make_project()
+    seen: list[ChangeReport] = []
+    watcher = project.watch(on_change=seen.append)
+    with watcher.hold():
+        write(hello, HELLO_LOUD)
+        assert watcher.reload([hello]) is None
+        write(other, HELLO.replace("Say hello.", "Say something else."))
+        assert watcher.reload([other]) is None
+    [report] = seen
+    assert report.generation == 2 and report.files == sorted([str(hello), str(other)])
+    assert sorted(change.id for change in report.changed) == ["hello", "other"]

@@ -102,10 +102,18 @@ class Portal:
         """Run ``final()`` on the loop (e.g. ``services.aclose``), then stop the loop and join the thread.
 
         Idempotent and safe from ``atexit``. When the loop never started, ``final`` is not run: nothing
-        was started through the portal.
+        was started through the portal. From the portal's own thread (a finalizer run there) and without
+        ``final`` it only asks the loop to stop.
         """
         import asyncio
+        import threading
 
+        if final is None and self._thread is not None and threading.current_thread() is self._thread:
+            with self._lock:
+                self._closed = True
+            assert self._loop is not None
+            self._loop.call_soon(self._loop.stop)
+            return
         self._check_thread("close")
         with self._lock:
             if self._closed:

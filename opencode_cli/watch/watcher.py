@@ -107,6 +107,7 @@ class Watcher:
         self._views: dict[int, GenerationView] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._rebuilds: set[asyncio.Task[None]] = set()
+        self._waiting: _Candidate | None = None
         self._seen_warnings: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[ChangeReport] | None = None
@@ -239,9 +240,18 @@ class Watcher:
             return report
 
         def installed(before: ProjectGeneration, after: ProjectGeneration) -> None:
+            with self._lock:
+                if self._waiting is candidate:
+                    self._waiting = None
             candidate.report = self._report(candidate, self._view(before))
             self._deliver(candidate.report)
 
+        with self._lock:
+            waiting, self._waiting = self._waiting, candidate
+        if waiting is not None and waiting.report is None:  # it is replaced before it was installed
+            candidate.files |= waiting.files
+            candidate.kept = {**waiting.kept, **candidate.kept}
+            candidate.warnings = [*waiting.warnings, *candidate.warnings]
         self.project.install(candidate.view.generation, on_installed=installed)
         return candidate.report
 
