@@ -267,7 +267,7 @@ class Session:
         defaults: dict[str, Any] = {
             "rules": rules,
             "prompt": self.prompt,
-            "model": getattr(sub, "model", None) or self.model,
+            "model": sub.model or self.model,
             "profile": self.profile,
             "extra": dict(self.extra),
             "remember": self.remember,
