@@ -73,9 +73,9 @@ class AbortedError(ToolError):
 
 @dataclass(frozen=True)
 class ToolSource:
-    """Where a tool came from: a built-in, a tool file, or an installed plugin."""
+    """Where a tool came from: a built-in, a tool file, an installed plugin, or an MCP server."""
 
-    kind: Literal["builtin", "file", "plugin"]
+    kind: Literal["builtin", "file", "plugin", "mcp"]
     name: str = "opencode"
     version: str | None = None
     path: str | None = None
@@ -86,6 +86,8 @@ class ToolSource:
             return "built-in"
         if self.kind == "file":
             return f"file {self.path}"
+        if self.kind == "mcp":
+            return f"mcp {self.name}"
         return f"plugin {self.name}" + (f" {self.version}" if self.version else "")
 
     def as_dict(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from .config import load as load_config
 
 if TYPE_CHECKING:
     from .agents import Agent
+    from .mcp.config import ServerConfig
     from .project import Project
     from .registry import Registry
     from .skills import Skills
@@ -106,11 +107,23 @@ class Generation:
         )
 
     @cached_property
+    def mcp_servers(self) -> dict[str, ServerConfig]:
+        """The ``[mcp.NAME]`` servers of the config (disabled ones too), by name; misspelt keys warned."""
+        if "mcp" not in self.config.data:
+            return {}
+        from .mcp.config import servers
+
+        found, warnings = servers(self.config.data)
+        for warning in warnings:
+            self.warn(warning)
+        return found
+
+    @cached_property
     def registry(self) -> Registry:
         """Every tool, in OpenCode's order: unchanged sources keep the previous generation's tools."""
         from .registry import Registry
 
-        sources = self.project.sources(self.config_dirs)
+        sources = self.project.sources(self)
         plugins = self.project.plugins
         if self._previous is None:
             return Registry.build(sources, plugins, warn=self.warn)
@@ -118,7 +131,7 @@ class Generation:
 
     def build(self) -> Generation:
         """Build every part now (a broken config raises :class:`~opencode_cli.errors.ConfigError` here)."""
-        for part in ("config", "config_dirs", "truncator", "skills", "agents", "registry"):
+        for part in ("config", "config_dirs", "truncator", "skills", "agents", "mcp_servers", "registry"):
             getattr(self, part)
         self._previous = None  # the previous generation may go once this one is built
         return self

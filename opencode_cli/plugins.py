@@ -40,7 +40,7 @@ class PluginRecord:
     """What ``opencode plugins list`` shows for one plugin or tool file."""
 
     name: str
-    kind: Literal["builtin", "entrypoint", "file"]
+    kind: Literal["builtin", "entrypoint", "file", "mcp"]
     version: str | None = None
     location: str | None = None
     hooks: list[str] = field(default_factory=list)

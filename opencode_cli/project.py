@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .agents import Agent
     from .contract import ToolResult
     from .flags import Flags
+    from .mcp.servers import McpServers
     from .permission import PermissionService, Rule, Ruleset
     from .plugins import PluginRecord, Plugins
     from .policy import Offer
@@ -154,6 +155,20 @@ class Project:
         return Services(warn=self.warn)
 
     @cached_property
+    def mcp(self) -> McpServers:
+        """The MCP servers of ``[mcp.NAME]``: their connections (services) and status."""
+        from .mcp.servers import McpServers
+
+        return McpServers(self)
+
+    async def open(self, mcp: Iterable[str] | None = None) -> None:
+        """Connect the configured MCP servers (all enabled ones, or the ``mcp`` names), concurrently, each
+        within its timeout; a server that fails is marked failed and the others go on. Their tools join
+        the registry. Nothing happens (and nothing is imported) when no server is configured."""
+        if self.generation.mcp_servers:
+            await self.mcp.open(mcp)
+
+    @cached_property
     def portal(self) -> Portal:
         """The project's own event loop, in a thread of its own: what the sync entry points run on."""
         from .services import Portal
@@ -213,13 +228,13 @@ class Project:
         """The skills found for this project (``SKILL.md`` files; problems are warned about once)."""
         return self.generation.skills
 
-    def sources(self, config_dirs: list[Path]) -> list[Source]:
-        """The registry's sources in order: built-in plugins, the tool files of ``config_dirs``,
-        entry-point plugins, then sources added with :meth:`add_source`."""
+    def sources(self, generation: Generation) -> list[Source]:
+        """The registry's sources in order: built-in plugins, the tool files of the generation's config
+        directories, entry-point plugins, its MCP servers, then sources added with :meth:`add_source`."""
         from .sources import ToolFileSource, tool_files
 
         files: list[Source] = []
-        for path in tool_files(config_dirs):
+        for path in tool_files(generation.config_dirs):
             source = self._file_sources.get(path)
             if source is None:
                 source = self._file_sources[path] = ToolFileSource(path)
@@ -228,7 +243,9 @@ class Project:
         plugin_sources = self._plugin_sources
         builtin = [source for source in plugin_sources if source.kind == "builtin"]
         others = [source for source in plugin_sources if source.kind != "builtin"]
-        return [*builtin, *files, *others, *self._added_sources]
+        servers = generation.mcp_servers
+        mcp = self.mcp.sources(servers) if servers else []
+        return [*builtin, *files, *others, *mcp, *self._added_sources]
 
     @cached_property
     def _plugin_sources(self) -> list[PluginSource]:
@@ -386,7 +403,7 @@ class Project:
     def plugin_records(self) -> list[PluginRecord]:
         """Every plugin and tool file with its status (what ``opencode plugins list`` shows)."""
         registry = self.registry
-        return [*self.plugins.records, *registry.records("file")]
+        return [*self.plugins.records, *registry.records("file"), *registry.records("mcp")]
 
     # -- sessions and calls --------------------------------------------------------------------------
 

@@ -24,12 +24,16 @@ config_app = typer.Typer(help="Read and write opencode.toml.", no_args_is_help=T
 permissions_app = typer.Typer(help="See how permission rules decide.", no_args_is_help=True)
 agents_app = typer.Typer(help="Built-in and configured agents.", no_args_is_help=True)
 todos_app = typer.Typer(help="The todo lists sessions keep (the todowrite tool).", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="MCP servers: their status, and adding one to opencode.toml.", no_args_is_help=True
+)
 app.add_typer(tools_app, name="tools")
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(config_app, name="config")
 app.add_typer(permissions_app, name="permissions")
 app.add_typer(agents_app, name="agents")
 app.add_typer(todos_app, name="todos")
+app.add_typer(mcp_app, name="mcp")
 
 
 def _version(value: bool) -> None:
@@ -292,3 +296,32 @@ def todos_show(
     from .todos_cmd import show
 
     show(session, json_)
+
+
+@mcp_app.command("list")
+def mcp_list(json_: JsonOption = False) -> None:
+    """Connect the configured MCP servers and show each one's status, tools and resources."""
+    from .mcp_cmd import list_servers
+
+    list_servers(json_)
+
+
+@mcp_app.command("add", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def mcp_add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name (its tools are NAME_tool).")],
+    url: Annotated[
+        str | None, typer.Option("--url", help="A remote server's URL (streamable HTTP or SSE).")
+    ] = None,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", metavar="KEY=VALUE", help="An HTTP header (repeatable).")
+    ] = None,
+    timeout: Annotated[
+        int | None, typer.Option("--timeout", help="Milliseconds to start and per request.")
+    ] = None,
+    global_: Annotated[bool, typer.Option("--global", "-g", help="Write the global config file.")] = False,
+) -> None:
+    """Add a server: `opencode mcp add NAME -- COMMAND ARGS…` (local) or `--url URL` (remote)."""
+    from .mcp_cmd import add_server
+
+    add_server(name, list(ctx.args), url, header or [], timeout, global_)

@@ -133,3 +133,16 @@ def print_rows(rows: list[tuple[str, str, str]]) -> None:
     source_width = max(len(row[1]) for row in rows)
     for tool_id, source, text in rows:
         print(f"{tool_id:<{id_width}}  {source:<{source_width}}  {text}".rstrip())
+
+
+def with_mcp(project: Any, work: Callable[[], T], servers: Any = None) -> T:
+    """``work()`` with the project's MCP servers connected (every enabled one, or ``servers``), inside the
+    project's lifetime; with no server configured it just runs (no event loop, no ``mcp`` import)."""
+    if not project.generation.mcp_servers or servers == []:
+        return work()
+
+    async def connected() -> T:
+        await project.open(servers)
+        return work()
+
+    return run_in_project(project, connected)

@@ -27,8 +27,11 @@ def get(key: str) -> None:
         print(value if isinstance(value, str) else json.dumps(value))
 
 
-def _project_file(project: Any) -> Path:
-    """Where ``config set`` writes: the nearest existing project opencode.toml, else the project root."""
+def write_target(project: Any, global_: bool) -> Path:
+    """Where ``config set`` (and ``mcp add``) write: the global opencode.toml, or the nearest existing
+    project opencode.toml, else the one at the project root."""
+    if global_:
+        return paths.config_dir(project.env) / FILE_NAME
     for label, path in reversed(config_files(project.directory, project.worktree, project.env)):
         if label == "project" and path.is_file():
             return path
@@ -39,7 +42,7 @@ def set_(key: str, raw: str, global_: bool) -> None:
     """Set ``key`` to ``raw`` (a TOML literal, else a string) in the project or global opencode.toml."""
     with friendly_errors():
         project = make_project()
-        target = paths.config_dir(project.env) / FILE_NAME if global_ else _project_file(project)
+        target = write_target(project, global_)
         value = parse_value(raw)
         backup = set_key(target, key, value)
     if backup is not None:
@@ -53,7 +56,7 @@ def path(as_json: bool) -> None:
         project = make_project()
         files = config_files(project.directory, project.worktree, project.env)
         directories = project.config_dirs
-        target = _project_file(project)
+        target = write_target(project, False)
     if as_json:
         print_json(
             {

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from .common import friendly_errors, make_project, print_json
+from .common import friendly_errors, make_project, print_json, with_mcp
 
 
 def list_plugins(as_json: bool) -> None:
     """Print every plugin and tool file with its version, source, hooks, tools and status."""
     with friendly_errors():
         project = make_project()
-        records = project.plugin_records()
+        records = with_mcp(project, project.plugin_records)
     if as_json:
         print_json({"plugins": [record.as_dict() for record in records]})
         return
     for record in records:
         name = record.name if record.kind != "file" else (record.location or record.name)
+        if record.kind == "mcp":
+            name = f"{record.name} ({record.location})"
         version = f" {record.version}" if record.version else ""
         hooks = ", ".join(record.hooks) or "-"
         tools = ", ".join(record.tools) or "-"
         print(f"{name}{version}  [{record.kind}]  {record.status}")
-        if record.kind != "file":
+        if record.kind not in ("file", "mcp"):
             print(f"    hooks: {hooks}")
         print(f"    tools: {tools}")
         if record.error:

@@ -22,6 +22,7 @@ from .common import (
     print_json,
     print_rows,
     run_in_project,
+    with_mcp,
 )
 
 
@@ -32,7 +33,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
     with friendly_errors():
         project = make_project()
         model = project.model(model_text)
-        offer = project.offer(model, agent)
+        offer = with_mcp(project, lambda: project.offer(model, agent))
         offered = offer.tools
         hidden = offer.hidden if show_all else []
     if as_json:
@@ -70,10 +71,13 @@ def inspect_tool(
 
     with friendly_errors():
         project = make_project()
-        entry = project.registry.get(tool_id)
         model = project.model(model_text)
-        definition = project.registry.definition(entry, model)
-        offer = project.offer(model, agent)
+
+        def look() -> tuple[Any, Any, Any]:
+            entry = project.registry.get(tool_id)
+            return entry, project.registry.definition(entry, model), project.offer(model, agent)
+
+        entry, definition, offer = with_mcp(project, look, project.mcp.servers_for(tool_id))
         reason = next((h.reason for h in offer.hidden if h.entry.id == entry.id), None)
         normalized = definition.parameters
         profile = profile or (profile_for(model.provider, model.id) if model else "default")
@@ -227,26 +231,37 @@ def run_tool(
 
     with friendly_errors():
         project = make_project()
-        entry = project.registry.get(tool_id)
-        tool = entry.tool.load()
-        try:
-            arguments = parse_arguments(tokens, tool.schema(), notice=err)
-        except ArgsError as error:
-            fail(f"error: {error}", EXIT_USAGE)
+        servers = project.mcp.servers_for(tool_id) if project.generation.mcp_servers else None
         options = session_options(yes, allow, deny, session_id, answers)
         asker = options["extra"]["question"]
         session = project.session(agent, **options)
 
+    def prepare() -> tuple[str, dict[str, Any]]:
+        with friendly_errors():
+            entry = project.registry.get(tool_id)
+            try:
+                return entry.id, parse_arguments(tokens, entry.tool.load().schema(), notice=err)
+            except ArgsError as error:
+                fail(f"error: {error}", EXIT_USAGE)
+
     from ..context import AbortSignal
 
     abort = AbortSignal()
+    ready = (
+        prepare() if servers is None else None
+    )  # a tool of an MCP server is looked up once it is connected
 
     async def execute() -> Any:
+        if servers is not None:
+            await project.open(servers)  # only the servers this tool may come from
+        found, arguments = ready or prepare()
         async with session:
-            return await session.execute(entry.id, arguments, abort=abort)
+            return await session.execute(found, arguments, abort=abort)
 
     try:
         result = run_in_project(project, execute, abort)
+    except typer.Exit:
+        raise
     except InvalidArgumentsError as error:
         _print_failure(str(error), json_)
         raise typer.Exit(EXIT_USAGE) from None

@@ -18,6 +18,7 @@ from .common import (
     make_project,
     print_json,
     run_in_project,
+    with_mcp,
 )
 
 
@@ -34,7 +35,7 @@ def schema(model_text: str | None, agent: str | None, format: str | None, profil
     with friendly_errors():
         project = make_project()
         session = _session(project, model_text, agent, profile)
-        tools = session.resolve()
+        tools = with_mcp(project, session.resolve)
         chosen = format or default_format(session.model.provider if session.model else None)
         try:
             payload = render(tools, chosen)
@@ -76,9 +77,14 @@ def call(
         project = make_project()
         options = session_options(yes, allow, deny, session_id)
         session = _session(project, model_text, agent, profile, **options)
-        session.resolve()
+        if not project.generation.mcp_servers:
+            session.resolve()
 
     async def run_all() -> list[Any]:
+        if project.generation.mcp_servers:
+            await project.open()
+            with friendly_errors():
+                session.resolve()
         async with session:
             return [await session.dispatch(one) for one in calls]
 

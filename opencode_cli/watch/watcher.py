@@ -449,8 +449,13 @@ class Watcher:
     async def _rebuild(self, paths: set[str], keys: set[str] | None = None) -> None:
         if keys is None:
             keys = self.project.source_keys(paths)
+        before = self.project.generation
         candidate = await asyncio.to_thread(self._build, paths, keys)
         self._offer(candidate)
+        after = self.project.generation
+        if after is not before and (before.mcp_servers or after.mcp_servers):
+            # servers are services: a changed [mcp.NAME] reconnects that server (its tools follow in a report)
+            await self.project.mcp.follow(before.mcp_servers, after.mcp_servers)
 
     def _source_reported(self, source: Source) -> None:
         """A source said its tools changed (from any thread): rebuild it into a new generation."""

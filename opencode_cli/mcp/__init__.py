@@ -1,0 +1,1 @@
+"""MCP servers: config, connections, tools and resource tools."""

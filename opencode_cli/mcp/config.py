@@ -1,0 +1,159 @@
+"""``[mcp.NAME]`` in ``opencode.toml``: the MCP servers to connect, in OpenCode's shape.
+
+::
+
+    [mcp.files]
+    type = "local"
+    command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
+    environment = { DEBUG = "1" }
+    timeout = 10000          # ms, for starting and for each request (default: experimental.mcp_timeout)
+
+    [mcp.docs]
+    type = "remote"
+    url = "https://example.com/mcp"
+    headers = { Authorization = "Bearer …" }
+    enabled = false
+
+A misspelt key gets a warning naming the close match; a wrong type is a :class:`ConfigError` naming the
+key path. Nothing here imports the ``mcp`` SDK.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import ConfigError
+
+#: Keys of a server table, by type.
+LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout"})
+REMOTE_KEYS = frozenset({"type", "url", "headers", "enabled", "timeout", "oauth"})
+
+#: How long a server may take to start and list its tools when no timeout is configured (ms).
+DEFAULT_CONNECT_TIMEOUT_MS = 30_000
+#: How long a request may take when no timeout is configured (ms): the MCP client's default.
+DEFAULT_REQUEST_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured MCP server."""
+
+    name: str
+    type: Literal["local", "remote"]
+    command: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    enabled: bool = True
+    timeout: int | None = None
+    """Milliseconds, from the server's table or ``experimental.mcp_timeout``; ``None``: the defaults."""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        """The key of the server's service and registry source (``mcp:<name>``)."""
+        return f"mcp:{self.name}"
+
+    @property
+    def connect_timeout(self) -> float:
+        """Seconds to start, initialize and list tools."""
+        return (self.timeout or DEFAULT_CONNECT_TIMEOUT_MS) / 1000
+
+    @property
+    def request_timeout(self) -> float:
+        """Seconds one request may take."""
+        return (self.timeout or DEFAULT_REQUEST_TIMEOUT_MS) / 1000
+
+    def describe(self) -> str:
+        """``command args…`` or the URL, for ``opencode mcp list``."""
+        return " ".join(self.command) if self.type == "local" else self.url
+
+    def as_dict(self) -> dict[str, Any]:
+        """The server as its TOML table (what ``opencode mcp add`` writes)."""
+        data: dict[str, Any] = {"type": self.type}
+        if self.type == "local":
+            data["command"] = list(self.command)
+            if self.environment:
+                data["environment"] = dict(self.environment)
+        else:
+            data["url"] = self.url
+            if self.headers:
+                data["headers"] = dict(self.headers)
+        if not self.enabled:
+            data["enabled"] = False
+        if self.timeout is not None:
+            data["timeout"] = self.timeout
+        return data
+
+
+def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[str]]:
+    """The servers of a merged config, in config order, and warnings for keys that look misspelt."""
+    table = config.get("mcp")
+    if table is None:
+        return {}, []
+    if not isinstance(table, Mapping):
+        raise ConfigError("mcp must be a table of servers ([mcp.NAME])")
+    default_timeout = _timeout(
+        (config.get("experimental") or {}).get("mcp_timeout"), "experimental.mcp_timeout"
+    )
+    found: dict[str, ServerConfig] = {}
+    warnings: list[str] = []
+    for name, value in table.items():
+        where = f"mcp.{name}"
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where} must be a table")
+        kind = value.get("type")
+        if kind not in ("local", "remote"):
+            raise ConfigError(f'{where}.type must be "local" or "remote", not {kind!r}')
+        known = LOCAL_KEYS if kind == "local" else REMOTE_KEYS
+        for key in value:
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+                hint = f" (did you mean '{where}.{close[0]}'?)" if close else ""
+                warnings.append(f"unknown config key '{where}.{key}'{hint}; it is ignored")
+        enabled = value.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ConfigError(f"{where}.enabled must be true or false, not {enabled!r}")
+        timeout = _timeout(value.get("timeout"), f"{where}.timeout")
+        common = {
+            "name": str(name),
+            "enabled": enabled,
+            "timeout": timeout if timeout is not None else default_timeout,
+        }
+        if kind == "local":
+            command = value.get("command")
+            if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+                raise ConfigError(f"{where}.command must be a non-empty list of strings, not {command!r}")
+            found[str(name)] = ServerConfig(
+                type="local",
+                command=tuple(command),
+                environment=_strings(value.get("environment"), f"{where}.environment"),
+                **common,
+            )
+        else:
+            url = value.get("url")
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise ConfigError(f"{where}.url must be an http:// or https:// URL, not {url!r}")
+            found[str(name)] = ServerConfig(
+                type="remote", url=url, headers=_strings(value.get("headers"), f"{where}.headers"), **common
+            )
+    return found, warnings
+
+
+def _timeout(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number of milliseconds, not {value!r}")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f"{where} must be a table of strings")
+    return tuple((str(k), v) for k, v in value.items())

@@ -1,0 +1,218 @@
+"""The MCP servers of a project: configured in its generation, connected as its services.
+
+:meth:`McpServers.open` connects the enabled servers concurrently, each within its timeout; one that
+fails (its command does not exist, it exits, it times out, it speaks garbage) is marked ``failed`` with
+the reason and never stops the others or the built-ins. Connecting reports the server's source as
+changed, so its tools join the registry. The ``mcp`` SDK is imported only here, and only when a server
+is configured and opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..project import Project
+    from ..sources import Source
+    from .config import ServerConfig
+    from .connection import McpConnection
+
+
+@dataclass
+class ServerStatus:
+    """One server as ``opencode mcp list`` shows it."""
+
+    name: str
+    type: str
+    status: str
+    """``connected``, ``failed``, ``disabled`` or ``not connected``."""
+    target: str
+    tools: int = 0
+    resources: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The documented JSON shape of ``opencode mcp list --json``."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "status": self.status,
+            "target": self.target,
+            "tools": self.tools,
+            "resources": self.resources,
+            "error": self.error,
+        }
+
+
+class McpServers:
+    """The project's MCP servers: their sources, their connections, their status."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._sources: dict[str, tuple[ServerConfig, Source]] = {}
+        self._resources: Source | None = None
+        self._resource_counts: dict[str, int] = {}
+
+    @property
+    def configured(self) -> dict[str, ServerConfig]:
+        """Every server of the current config (disabled ones too), by name."""
+        return self.project.generation.mcp_servers
+
+    def sources(self, configured: dict[str, ServerConfig]) -> list[Source]:
+        """The registry sources for ``configured``: the resource tools, then one per enabled server."""
+        from .source import McpSource, ResourceSource
+
+        if not any(server.enabled for server in configured.values()):
+            return []
+        if self._resources is None:
+            self._resources = ResourceSource(self)
+            self._resources.on_change = self.project._source_changed
+        found: list[Source] = [self._resources]
+        for name, server in configured.items():
+            if not server.enabled:
+                continue
+            known = self._sources.get(name)
+            if known is None or known[0] != server:
+                source = McpSource(server, self)
+                source.on_change = self.project._source_changed
+                self._sources[name] = known = (server, source)
+            found.append(known[1])
+        return found
+
+    def servers_for(self, tool_id: str) -> list[str]:
+        """The servers a tool id may come from: the one whose sanitized name is the id's longest prefix
+        (``NAME_tool``), or every enabled server for the resource tools; ``[]`` for any other id."""
+        from .source import sanitize
+
+        enabled = [name for name, server in self.configured.items() if server.enabled]
+        if tool_id in ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"):
+            return enabled
+        matches = [name for name in enabled if tool_id.startswith(sanitize(name) + "_")]
+        return sorted(matches, key=len, reverse=True)[:1]
+
+    # -- connections ---------------------------------------------------------------------------------
+
+    def peek(self, name: str) -> McpConnection | None:
+        """The live connection to ``name``, if there is one."""
+        connection = (
+            self.project.services.peek(f"mcp:{name}") if "services" in self.project.__dict__ else None
+        )
+        return connection if connection is not None and not connection.lost else None  # type: ignore[return-value]
+
+    async def connection(self, name: str) -> McpConnection:
+        """The connection to ``name``, started (or, when it was lost, started again) now."""
+        from .connection import McpConnection
+
+        server = self.configured.get(name)
+        if server is None or not server.enabled:
+            from ..errors import ToolError
+
+            raise ToolError(f'MCP server "{name}" is not configured')
+        services = self.project.services
+        current = services.peek(server.key)
+        if current is not None and (current.lost or current.server != server):  # type: ignore[attr-defined]
+            await services.stop(server.key)
+        directory = str(self.project.directory)
+        env = dict(self.project.env)
+        source = self._sources.get(name)
+
+        def factory() -> McpConnection:
+            return McpConnection(
+                server, directory, env, on_change=source[1].report_change if source else None
+            )
+
+        return await services.get(server.key, factory)  # type: ignore[return-value]
+
+    async def open(self, names: Iterable[str] | None = None) -> None:
+        """Connect the enabled servers (or ``names``) concurrently; a failure is recorded, not raised."""
+        configured = self.configured
+        wanted = [
+            server
+            for server in configured.values()
+            if server.enabled and (names is None or server.name in names)
+        ]
+        if not wanted:
+            return
+        self.sources(configured)  # the sources exist, so their connections report changes to them
+        await asyncio.gather(*(self._open_one(server) for server in wanted))
+        self.project._source_changed(self._resources) if self._resources is not None else None
+        for server in wanted:
+            known = self._sources.get(server.name)
+            if known is not None:
+                self.project._source_changed(known[1])
+
+    async def follow(self, before: dict[str, ServerConfig], after: dict[str, ServerConfig]) -> list[str]:
+        """After a config reload: stop the servers removed or disabled, (re)connect the new and changed
+        ones. Their sources report the change, so a watcher reports their tools. Returns the names
+        (re)connected."""
+        for name, server in before.items():
+            if server.enabled and not (name in after and after[name].enabled):
+                self._sources.pop(name, None)
+                await self.project.services.stop(server.key)
+        changed = [name for name, server in after.items() if server.enabled and before.get(name) != server]
+        if changed:
+            await self.open(changed)
+        return changed
+
+    async def _open_one(self, server: ServerConfig) -> None:
+        try:
+            connection = await self.connection(server.name)
+        except Exception:
+            return  # the service is marked failed, with the reason
+        if connection.has_resources:
+            try:
+                self._resource_counts[server.name] = len(await connection.list_resources())
+            except Exception:
+                self._resource_counts[server.name] = 0
+
+    def resource_servers(self) -> list[str]:
+        """Connected servers with the resources capability, sorted."""
+        names = [name for name in self.configured if (c := self.peek(name)) is not None and c.has_resources]
+        return sorted(names)
+
+    def connected(self, server: str) -> bool:
+        """Whether ``server`` is connected."""
+        return self.peek(server) is not None
+
+    async def list_resources(self, server: str) -> list[Any]:
+        """The resources of a connected server."""
+        return await (await self.connection(server)).list_resources()
+
+    async def list_resource_templates(self, server: str) -> list[Any]:
+        """The resource templates of a connected server."""
+        return await (await self.connection(server)).list_resource_templates()
+
+    async def read_resource(self, server: str, uri: str) -> Any:
+        """Read a resource of a connected server."""
+        return await (await self.connection(server)).read_resource(uri)
+
+    # -- status --------------------------------------------------------------------------------------
+
+    def error(self, name: str) -> str | None:
+        """Why ``name`` is not connected (its start failed, or the connection was lost), if it tried."""
+        if "services" not in self.project.__dict__:
+            return None
+        key = f"mcp:{name}"
+        for status in self.project.services.statuses():
+            if status.name == key and status.state == "failed":
+                return status.error
+        return getattr(self.project.services.peek(key), "lost", None)
+
+    def statuses(self) -> list[ServerStatus]:
+        """Every configured server with its status, in config order."""
+        found = []
+        for name, server in self.configured.items():
+            state = "disabled" if not server.enabled else "not connected"
+            status = ServerStatus(name, server.type, state, server.describe())
+            connection = self.peek(name)
+            if server.enabled and connection is not None:
+                status.status = "connected"
+                status.tools = len(connection.tools)
+                status.resources = self._resource_counts.get(name, 0)
+            elif server.enabled and (error := self.error(name)) is not None:
+                status.status, status.error = "failed", error
+            found.append(status)
+        return found

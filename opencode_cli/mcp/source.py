@@ -1,0 +1,127 @@
+"""MCP servers as sources of the registry: each server's tools, and the three resource tools.
+
+An MCP tool's id is ``sanitize(server) + "_" + sanitize(tool)`` (every character outside
+``[a-zA-Z0-9_-]`` becomes ``_``), its permission is that id with the pattern ``*``, its schema is the
+server's input schema made an object with ``additionalProperties: false`` (no §7.1 normalisation; the
+provider profile still applies), and its arguments go to the server as given: the server validates them
+(core spec §6.1). The resource tools are offered while a connected server has the ``resources``
+capability.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..contract import Tool, ToolResult, ToolSource
+from ..sources import Contribution, Source
+
+if TYPE_CHECKING:
+    from ..context import ToolContext
+    from .config import ServerConfig
+    from .connection import McpConnection
+    from .servers import McpServers
+
+
+def sanitize(name: str) -> str:
+    """A server or tool name as it may stand in a tool id."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
+
+
+def tool_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The JSON Schema a model is shown for an MCP tool (core spec §6.1, "Conversion")."""
+    schema = dict(input_schema or {})
+    return {
+        **schema,
+        "type": "object",
+        "properties": schema.get("properties") or {},
+        "additionalProperties": False,
+    }
+
+
+class McpTool(Tool):
+    """One tool of an MCP server, called through the project's connection to it."""
+
+    def __init__(self, tool_id: str, definition: Any, server: str, servers: McpServers) -> None:
+        super().__init__(
+            tool_id,
+            definition.description or "",
+            json_schema=tool_schema(definition.input_schema),
+            source=ToolSource("mcp", name=server),
+        )
+        self.remote_name = definition.name
+        self.server = server
+        self._servers = servers
+
+    def validate(self, args: Any) -> Any:
+        """The arguments as sent (the server validates them); anything but an object is ``{}``."""
+        return dict(args) if isinstance(args, Mapping) else {}
+
+    async def execute(self, params: Any, ctx: ToolContext) -> ToolResult:
+        """Ask for the tool's permission, then call it on the server (reconnecting a lost server)."""
+        from .content import tool_result
+
+        await ctx.ask(self.id, ["*"], always=["*"], metadata={})
+        connection = await self._servers.connection(self.server)
+        result = await connection.call_tool(self.remote_name, params)
+        return tool_result(result)
+
+
+class McpSource(Source):
+    """The tools of one MCP server, as its connection last listed them (none while not connected)."""
+
+    kind = "mcp"
+
+    def __init__(self, server: ServerConfig, servers: McpServers) -> None:
+        self.server = server
+        self.key = server.key
+        self._servers = servers
+
+    def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """One :class:`McpTool` per listed tool; the record says whether the server is connected."""
+        from ..plugins import PluginRecord
+
+        record = PluginRecord(name=self.server.name, kind="mcp", location=self.server.describe())
+        contribution = Contribution(self, record=record)
+        connection = self._servers.peek(self.server.name)
+        if connection is None:
+            error = self._servers.error(self.server.name)
+            if error is not None:
+                record.fail(error)
+            else:
+                record.status, record.error = "blocked", "not connected"
+            return contribution
+        prefix = sanitize(self.server.name)
+        for definition in connection.tools:
+            tool_id = f"{prefix}_{sanitize(definition.name)}"
+            contribution.tools.append((McpTool(tool_id, definition, self.server.name, self._servers), None))
+            record.tools.append(tool_id)
+        return contribution
+
+
+class ResourceSource(Source):
+    """``list_mcp_resources``, ``list_mcp_resource_templates`` and ``read_mcp_resource``, while a connected
+    server has resources."""
+
+    kind = "mcp"
+    key = "mcp:resources"
+
+    def __init__(self, servers: McpServers) -> None:
+        self._servers = servers
+
+    def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """The three tools, or none."""
+        from .resources import resource_tools
+
+        contribution = Contribution(self)
+        if self._servers.resource_servers():
+            stamp = ToolSource("mcp", name="resources")
+            contribution.tools = [(tool.copy(source=stamp), None) for tool in resource_tools(self._servers)]
+        return contribution
+
+
+def connection_tools(connection: McpConnection) -> list[str]:
+    """The ids a connection's tools get."""
+    prefix = sanitize(connection.name)
+    return [f"{prefix}_{sanitize(tool.name)}" for tool in connection.tools]
