@@ -11,7 +11,7 @@ since permission rules depend on it):
 6. ``OPENCODE_CONFIG_CONTENT`` (TOML, or JSON when it starts with ``{``);
 7. ``OPENCODE_PERMISSION`` (JSON) merged into ``[permission]``.
 
-Keys OpenCode knows that this package does not use yet (``provider``, ``mcp``, ``lsp``...) are kept and
+Keys OpenCode knows that this package does not use yet (``provider``, ``lsp``...) are kept and
 ignored. An unknown key gets a warning with the closest known key.
 """
 
@@ -39,6 +39,7 @@ OUR_KEYS: dict[str, set[str] | None] = {
     "plugins": {"disabled"},
     "model": None,
     "tools": None,
+    "mcp": None,  # a table per server, checked by opencode_cli.mcp.config
 }
 
 #: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).
@@ -46,7 +47,7 @@ OPENCODE_KEYS = frozenset(
     {
         "$schema", "theme", "keybinds", "logLevel", "tui", "server", "command", "watcher", "plugin",
         "snapshot", "share", "autoshare", "autoupdate", "disabled_providers", "enabled_providers",
-        "small_model", "default_agent", "username", "mode", "provider", "mcp", "formatter", "lsp",
+        "small_model", "default_agent", "username", "mode", "provider", "formatter", "lsp",
         "instructions", "layout", "enterprise", "compaction", "experimental", "attribution", "skills",
         "references", "reference",
     }

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from .config import ServerConfig
 
 
+#: The JSON-RPC error code the SDK gives a request whose connection closed (``mcp.types.CONNECTION_CLOSED``).
+CONNECTION_CLOSED = -32000
+
+
 class McpConnection(Service):
     """A connected MCP server: its capabilities, its tools, and calls to it."""
 
@@ -240,6 +244,8 @@ class McpConnection(Service):
         try:
             return call.result()
         except Exception as error:
+            if getattr(error, "code", None) == CONNECTION_CLOSED:  # the server went away under the request
+                self.lost = self.lost or "the server closed the connection"
             if self.lost:
                 raise ToolError(f'MCP server "{self.name}" went away during the call ({self.lost})') from None
             raise ToolError(_request_error(error)) from None
