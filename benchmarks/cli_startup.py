@@ -1,5 +1,8 @@
 """Cold start of `opencode tools list`, next to `python -c pass` and `opencode --help`, in the same run.
 
+Also `tools list` in a project with two stdio MCP servers (started, listed and stopped), to show what
+servers cost; without one configured the mcp SDK is never imported.
+
 Prints the median wall time of N fresh processes of each command, and checks what `tools list` imports:
 no tool module and no pydantic (so start-up does not grow with the number of built-in tools).
 Aim: `opencode tools list` under 150 ms on a 2-core machine.
@@ -43,6 +46,30 @@ def imported_modules(cwd: str, env: dict[str, str]) -> set[str]:
     return set(done.stderr.split())
 
 
+SERVER = (
+    "from mcp.server.mcpserver import MCPServer\n"
+    "app = MCPServer('bench')\n"
+    "@app.tool()\n"
+    "def echo(text: str) -> str:\n"
+    "    'Echo.'\n"
+    "    return text\n"
+    "app.run('stdio')\n"
+)
+
+
+def mcp_project(home: Path) -> Path:
+    """A second project whose opencode.toml names two stdio MCP servers (the SDK's MCPServer)."""
+    project = home / "with-mcp"
+    (project / ".git").mkdir(parents=True)
+    server = home / "bench_server.py"
+    server.write_text(SERVER)
+    tables = "".join(
+        f'[mcp.s{n}]\ntype = "local"\ncommand = ["{sys.executable}", "{server}"]\n\n' for n in (1, 2)
+    )
+    (project / "opencode.toml").write_text(tables)
+    return project
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -67,12 +94,16 @@ def main() -> None:
         median_ms(rows[2][1], 3, cwd, env)  # warm the file cache
         results = [(label, median_ms(command, options.runs, cwd, env)) for label, command in rows]
         modules = imported_modules(cwd, env)
+        with_servers = str(mcp_project(Path(home)))
+        median_ms(rows[2][1], 1, with_servers, env)
+        runs = max(3, options.runs // 3)
+        results.append(("tools list, 2 stdio MCP servers", median_ms(rows[2][1], runs, with_servers, env)))
     baseline = results[0][1]
     print(f"median wall time over {options.runs} fresh processes ({os.cpu_count()} cores)")
     for label, ms in results:
         print(f"  {label:<36} {ms:7.1f} ms   ({ms - baseline:+7.1f} ms over python -c pass)")
     tool_modules = sorted(m for m in modules if m.startswith("opencode_cli.tools."))
-    heavy = sorted(m for m in ("pydantic", "jsonschema", "asyncio", "rich") if m in modules)
+    heavy = sorted(m for m in ("pydantic", "jsonschema", "asyncio", "rich", "mcp", "httpx2") if m in modules)
     print(f"  tool modules imported by tools list: {tool_modules or 'none'}")
     print(f"  heavy packages imported by tools list: {heavy or 'none'}")
     aim = 150.0

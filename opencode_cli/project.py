@@ -238,7 +238,7 @@ class Project:
             source = self._file_sources.get(path)
             if source is None:
                 source = self._file_sources[path] = ToolFileSource(path)
-                source.on_change = self._source_changed
+                source.on_change = self.source_changed
             files.append(source)
         plugin_sources = self._plugin_sources
         builtin = [source for source in plugin_sources if source.kind == "builtin"]
@@ -263,9 +263,9 @@ class Project:
     def add_source(self, source: Source) -> None:
         """Add a source of tools (after the plugins, in the order added). Its tools join the registry at
         once (through a new generation when the current one was built already)."""
-        source.on_change = self._source_changed
+        source.on_change = self.source_changed
         self._added_sources.append(source)
-        self._source_changed(source)
+        self.source_changed(source)
 
     def on_source_change(self, listener: Callable[[Source], Any]) -> Callable[[], None]:
         """Call ``listener(source)`` whenever a source reports that its tools changed; returns a function
@@ -274,7 +274,9 @@ class Project:
         self._source_listeners.append(listener)
         return lambda: self._source_listeners.remove(listener) if listener in self._source_listeners else None
 
-    def _source_changed(self, source: Source) -> None:
+    def source_changed(self, source: Source) -> None:
+        """What a source's :meth:`~opencode_cli.sources.Source.report_change` calls: tell the listeners
+        (the watcher rebuilds the source and reports), or, with none, rebuild it into a new generation."""
         listeners = list(self._source_listeners)
         for listener in listeners:
             listener(source)

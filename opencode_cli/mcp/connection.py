@@ -95,25 +95,9 @@ class McpConnection(Service):
         self.session = None
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
-        from mcp import ClientSession
-        from mcp.types import Implementation
-
-        from .. import __version__
-
         try:
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await self._open(stack)
-                session = await stack.enter_async_context(
-                    ClientSession(
-                        read,
-                        write,
-                        message_handler=self._on_message,
-                        client_info=Implementation(name="opencode-cli", version=__version__),
-                    )
-                )
-                initialized = await session.initialize()
-                self.capabilities = initialized.capabilities
-                self.session = session
+                await self._connect(stack)
                 self.tools = await self._list_tools()
                 ready.set_result(None)
                 assert self._leave is not None
@@ -121,6 +105,7 @@ class McpConnection(Service):
         except BaseException as error:
             if not ready.done():
                 ready.set_exception(error if isinstance(error, Exception) else RuntimeError("cancelled"))
+                ready.exception()  # retrieved: start() may have stopped waiting (a timeout)
             elif not (self._leave is not None and self._leave.is_set()):
                 self.lost = _describe(error)
             if isinstance(error, asyncio.CancelledError):
@@ -130,51 +115,83 @@ class McpConnection(Service):
                 self.lost = "the server closed the connection"
             self.session = None
 
-    async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        server = self.server
-        if server.type == "local":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+    async def _connect(self, stack: contextlib.AsyncExitStack) -> None:
+        """Open the transport and initialize a session on it: stdio for a local server; for a remote one
+        streamable HTTP, and SSE when that fails (an older server)."""
+        transports = (
+            [("stdio", self._stdio)]
+            if self.server.type == "local"
+            else [
+                ("streamable-http", self._streamable_http),
+                ("sse", self._sse),
+            ]
+        )
+        failure: Exception | None = None
+        for name, open_transport in transports:
+            attempt = contextlib.AsyncExitStack()
+            try:
+                read, write = await open_transport(attempt)
+                await self._initialize(attempt, read, write)
+            except Exception as error:
+                failure = failure or error
+                with contextlib.suppress(BaseException):
+                    await attempt.aclose()
+                continue
+            self.transport = name
+            stack.push_async_exit(attempt)
+            return
+        assert failure is not None
+        raise failure
 
-            from ..services.launch import launcher
+    async def _initialize(self, stack: contextlib.AsyncExitStack, read: Any, write: Any) -> None:
+        from mcp import ClientSession
+        from mcp.types import Implementation
 
-            command, *args = server.command
-            env = {
-                **self.env,
-                **dict(server.environment),
-            }  # OpenCode: the process environment, then the table
-            if shutil.which(command, path=env.get("PATH")) is None:
-                raise FileNotFoundError(f"command not found: {command}")
-            params = StdioServerParameters(
-                command=sys.executable,
-                args=[*launcher(), command, *args],
-                env=env,
-                cwd=self.directory,
-                encoding_error_handler="replace",
+        from .. import __version__
+
+        session = await stack.enter_async_context(
+            ClientSession(
+                read,
+                write,
+                message_handler=self._on_message,
+                client_info=Implementation(name="opencode-cli", version=__version__),
             )
-            self.transport = "stdio"
-            return await stack.enter_async_context(stdio_client(params, errlog=_stderr_sink()))
-        return await self._open_remote(stack)
+        )
+        initialized = await session.initialize()
+        self.capabilities = initialized.capabilities
+        self.session = session
 
-    async def _open_remote(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        """Streamable HTTP, falling back to SSE when the server does not speak it."""
-        from mcp.client.sse import sse_client
+    async def _stdio(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        """A local server, started through the launcher so that it dies with us."""
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        from ..services.launch import launcher
+
+        server = self.server
+        command, *args = server.command
+        env = {**self.env, **dict(server.environment)}  # as OpenCode: our environment, then the table's
+        if shutil.which(command, path=env.get("PATH")) is None:
+            raise FileNotFoundError(f"command not found: {command}")
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[*launcher(), command, *args],
+            env=env,
+            cwd=self.directory,
+            encoding_error_handler="replace",
+        )
+        return await stack.enter_async_context(stdio_client(params, errlog=_stderr_sink()))
+
+    async def _streamable_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        headers = dict(self.server.headers)
-        attempt = contextlib.AsyncExitStack()
-        try:
-            client = await attempt.enter_async_context(create_mcp_http_client(headers=headers))
-            streams = await attempt.enter_async_context(
-                streamable_http_client(self.server.url, http_client=client)
-            )
-        except Exception:
-            await attempt.aclose()
-            self.transport = "sse"
-            return await stack.enter_async_context(sse_client(self.server.url, headers=headers))
-        self.transport = "streamable-http"
-        stack.push_async_exit(attempt)
-        return streams
+        client = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.server.headers)))
+        return await stack.enter_async_context(streamable_http_client(self.server.url, http_client=client))
+
+    async def _sse(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        from mcp.client.sse import sse_client
+
+        return await stack.enter_async_context(sse_client(self.server.url, headers=dict(self.server.headers)))
 
     async def _list_tools(self) -> list[Any]:
         tools: list[Any] = []

@@ -69,7 +69,7 @@ class McpServers:
             return []
         if self._resources is None:
             self._resources = ResourceSource(self)
-            self._resources.on_change = self.project._source_changed
+            self._resources.on_change = self.project.source_changed
         found: list[Source] = [self._resources]
         for name, server in configured.items():
             if not server.enabled:
@@ -77,7 +77,7 @@ class McpServers:
             known = self._sources.get(name)
             if known is None or known[0] != server:
                 source = McpSource(server, self)
-                source.on_change = self.project._source_changed
+                source.on_change = self.project.source_changed
                 self._sources[name] = known = (server, source)
             found.append(known[1])
         return found
@@ -138,11 +138,12 @@ class McpServers:
             return
         self.sources(configured)  # the sources exist, so their connections report changes to them
         await asyncio.gather(*(self._open_one(server) for server in wanted))
-        self.project._source_changed(self._resources) if self._resources is not None else None
+        if self._resources is not None:
+            self._resources.report_change()
         for server in wanted:
             known = self._sources.get(server.name)
             if known is not None:
-                self.project._source_changed(known[1])
+                known[1].report_change()
 
     async def follow(self, before: dict[str, ServerConfig], after: dict[str, ServerConfig]) -> list[str]:
         """After a config reload: stop the servers removed or disabled, (re)connect the new and changed

@@ -78,6 +78,19 @@ def demo_http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         stop(process)
 
 
+@pytest.fixture
+def demo_sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerURL]:
+    """The demo server over the older SSE transport on 127.0.0.1: yields ``http://127.0.0.1:PORT/sse``."""
+    log = tmp_path_factory.mktemp("demo-sse") / "server.log"
+    process = start([sys.executable, str(DEMO_SERVER), "sse", "0"], log)
+    try:
+        port = wait_ready_line(process, log)
+        wait_listening(process, port, log)
+        yield ServerURL.of(f"http://127.0.0.1:{port}/sse", process, log)
+    finally:
+        stop(process)
+
+
 @pytest.fixture(scope="session")
 def everything_entry() -> Path:
     """The everything server's ``dist/index.js``, installed with npm at the pinned version if missing.

@@ -443,3 +443,166 @@ def test_config_errors_name_the_key(project_dir: Path, env: dict[str, str]) -> N
     )
     listed = cli(project_dir, env, "mcp", "list")
     assert "unknown config key 'mcp.a.comand' (did you mean 'mcp.a.command'?)" in listed.stderr
+
+
+def test_a_remote_server_without_streamable_http_is_reached_over_sse(
+    make_project: ProjectFactory, project_dir: Path, demo_sse_server: str
+) -> None:
+    configure(project_dir, old={"type": "remote", "url": str(demo_sse_server)})
+    project = make_project()
+
+    async def main() -> Any:
+        async with project:
+            await project.open()
+            async with project.session(prompt=allow) as session:
+                return (await session.execute("old_echo", {"text": "over sse"})).output, project.mcp.peek(
+                    "old"
+                )
+
+    output, connection = run(main())
+    assert output == "over sse" and connection.transport == "sse"
+
+
+def test_long_output_is_truncated_and_an_abort_cancels_the_request(
+    make_project: ProjectFactory, project_dir: Path, demo_server_command: list[str]
+) -> None:
+    from opencode_cli import AbortSignal
+    from opencode_cli.contract import INTERRUPTED
+
+    (project_dir / "opencode.toml").write_text(
+        tomli_w.dumps({"mcp": {"demo": local(demo_server_command)}, "tool_output": {"max_lines": 10}})
+    )
+    project = make_project()
+
+    async def main() -> Any:
+        async with project:
+            await project.open()
+            async with project.session(prompt=allow) as session:
+                long = await session.execute("demo_many_lines", {"count": 50})
+                abort = AbortSignal()
+                slow = asyncio.create_task(session.execute("demo_slow", {"seconds": 60}, abort=abort))
+                await asyncio.sleep(0.5)
+                abort.abort()
+                with pytest.raises(ToolError) as stopped:
+                    await asyncio.wait_for(slow, 10)
+                after = await session.execute("demo_echo", {"text": "still here"})
+                return long, str(stopped.value), after.output
+
+    long, stopped, after = run(main())
+    assert long.metadata["truncated"] is True and "outputPath" in long.metadata
+    assert stopped == INTERRUPTED and after == "still here"
+
+
+def test_no_resource_tools_without_a_server_that_has_resources(
+    make_project: ProjectFactory, project_dir: Path, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain_server.py"
+    plain.write_text(
+        "from mcp.server.mcpserver import MCPServer\n"
+        "app = MCPServer('plain')\n"
+        "@app.tool()\n"
+        "def ping() -> str:\n"
+        "    '''Answer pong.'''\n"
+        "    return 'pong'\n"
+        "# MCPServer serves resources/* even with none registered: take those handlers away, so that the\n"
+        "# server does not advertise the resources capability\n"
+        "handlers = app._lowlevel_server._request_handlers\n"
+        "for method in [m for m in handlers if m.startswith('resources/')]:\n"
+        "    del handlers[method]\n"
+        "app.run('stdio')\n"
+    )
+    configure(project_dir, plain=local([sys.executable, str(plain)]))
+    project = make_project()
+
+    async def main() -> list[str]:
+        async with project:
+            await project.open()
+            return project.offer().ids()
+
+    ids = run(main())
+    assert "plain_ping" in ids and "list_mcp_resources" not in ids
+
+
+def test_hot_reload_reconnects_a_server_whose_config_changed(
+    make_project: ProjectFactory, project_dir: Path, demo_server_command: list[str], tmp_path: Path
+) -> None:
+    configure(project_dir, demo=local(demo_server_command))
+    project = make_project()
+    reports: list[Any] = []
+
+    async def main() -> None:
+        async with project:
+            await project.open()
+            first = project.mcp.peek("demo")
+            assert first is not None and "demo_echo" in project.registry.entries
+            async with project.watch(on_change=reports.append):
+                configure(project_dir, renamed=local(demo_server_command))
+                for _ in range(500):
+                    if "renamed_echo" in project.registry.entries:
+                        break
+                    await asyncio.sleep(0.02)
+            assert "renamed_echo" in project.registry.entries and "demo_echo" not in project.registry.entries
+            assert project.mcp.peek("demo") is None and project.mcp.peek("renamed") is not None
+
+    run(main())
+    added = [tool.id for report in reports for tool in report.added]
+    removed = [tool.id for report in reports for tool in report.removed]
+    assert "renamed_echo" in added and "demo_echo" in removed
+
+
+@pytest.mark.slow
+def test_a_server_dies_with_us_when_we_are_killed(
+    project_dir: Path, env: dict[str, str], demo_server_command: list[str]
+) -> None:
+    import signal
+    import time
+
+    configure(project_dir, demo=local(demo_server_command))
+    script = (
+        "import asyncio, os, sys\n"
+        "from opencode_cli.project import Project\n"
+        "async def main():\n"
+        "    project = Project(sys.argv[1])\n"
+        "    await project.open()\n"
+        "    print('ready', flush=True)\n"
+        "    await asyncio.sleep(3600)\n"
+        "asyncio.run(main())\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(project_dir)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        servers = [pid for pid in _children_named("demo_server.py") if _parent(pid) == process.pid]
+        assert servers and all(alive(pid) for pid in servers)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in servers)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def _parent(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+
+
+def test_cli_schema_call_and_plugins_list_include_mcp_tools(
+    project_dir: Path, env: dict[str, str], demo_server_command: list[str]
+) -> None:
+    configure(project_dir, demo=local(demo_server_command))
+    env = {**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    schema = json.loads(cli(project_dir, env, "tools", "schema", "--model", "gpt-5").stdout)
+    names = [tool.get("name") or tool.get("function", {}).get("name") for tool in schema]
+    assert "demo_echo" in names
+    call = {"name": "demo_echo", "arguments": json.dumps({"text": "called"})}
+    called = cli(project_dir, env, "tools", "call", json.dumps(call), "--yes", "--json")
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["parts"][0]["output"] == "called"
+    plugins = json.loads(cli(project_dir, env, "plugins", "list", "--json").stdout)["plugins"]
+    [record] = [p for p in plugins if p["kind"] == "mcp"]
+    assert record["name"] == "demo" and record["status"] == "loaded" and "demo_echo" in record["tools"]

@@ -212,11 +212,12 @@ def note(name: str) -> str:
     return f"note {name}"
 
 
-async def serve_http(port: int) -> None:
-    """Serve streamable HTTP on 127.0.0.1; print ``READY <port>`` on stderr once listening."""
+async def serve_http(port: int, sse: bool = False) -> None:
+    """Serve streamable HTTP (or the older SSE transport) on 127.0.0.1; print ``READY <port>`` on stderr
+    once listening."""
     import uvicorn
 
-    app = mcp.streamable_http_app(host="127.0.0.1")
+    app = mcp.sse_app(host="127.0.0.1") if sse else mcp.streamable_http_app(host="127.0.0.1")
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     serving = asyncio.create_task(server.serve())
     while not server.started and not serving.done():
@@ -233,8 +234,10 @@ def main(argv: list[str]) -> None:
             mcp.run("stdio")
         case ["http", port] if port.isdigit():
             asyncio.run(serve_http(int(port)))
+        case ["sse", port] if port.isdigit():
+            asyncio.run(serve_http(int(port), sse=True))
         case _:
-            sys.exit("usage: demo_server.py stdio | demo_server.py http PORT")
+            sys.exit("usage: demo_server.py stdio | demo_server.py http PORT | demo_server.py sse PORT")
 
 
 if __name__ == "__main__":
