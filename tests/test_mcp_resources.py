@@ -184,48 +184,20 @@ def test_the_three_tools() -> None:
 
 
 def test_schemas() -> None:
-    made = tools(servers_fixture())
-    assert made["list_mcp_resources"].schema() == {
-        "type": "object",
-        "properties": {
-            "server": {
-                "type": "string",
-                "description": (
-                    "Optional MCP server name. When omitted, lists resources from every connected server."
-                ),
-            }
-        },
-        "additionalProperties": False,
-    }
-    assert made["list_mcp_resource_templates"].schema() == {
-        "type": "object",
-        "properties": {
-            "server": {
-                "type": "string",
-                "description": (
-                    "Optional MCP server name. When omitted, lists resource templates from every connected "
-                    "server."
-                ),
-            }
-        },
-        "additionalProperties": False,
-    }
-    assert made["read_mcp_resource"].schema() == {
-        "type": "object",
-        "properties": {
-            "server": {
-                "type": "string",
-                "description": "MCP server name exactly as returned by list_mcp_resources.",
-            },
-            "uri": {
-                "type": "string",
-                "description": (
-                    "Resource URI to read. Use the exact URI string returned by list_mcp_resources."
-                ),
-            },
-        },
-        "required": ["server", "uri"],
-        "additionalProperties": False,
+    # the shapes of core §6.1's table: server optional (additionalProperties false but for the templates),
+    # read requires server and uri; the property descriptions are ours
+    made = {tool.id: tool for tool in resource_tools(Servers({}))}
+    listing = made["list_mcp_resources"].schema()
+    assert listing["type"] == "object" and listing["additionalProperties"] is False
+    assert list(listing["properties"]) == ["server"] and listing["properties"]["server"]["type"] == "string"
+    assert "required" not in listing
+    templates = made["list_mcp_resource_templates"].schema()
+    assert list(templates["properties"]) == ["server"] and "additionalProperties" not in templates
+    read = made["read_mcp_resource"].schema()
+    assert read["required"] == ["server", "uri"] and read["additionalProperties"] is False
+    assert {name: prop["type"] for name, prop in read["properties"].items()} == {
+        "server": "string",
+        "uri": "string",
     }
 
 

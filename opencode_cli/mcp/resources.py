@@ -44,36 +44,29 @@ READ_RESOURCE_DESCRIPTION = (
 )
 
 
+#: The property descriptions are ours: the spec gives the shapes (core §6.1), not these texts.
+_SERVER_FILTER = "Only this server's {what}; leave it out for those of every connected server."
+
+
 def list_resources_schema() -> dict[str, Any]:
     """The JSON Schema of ``list_mcp_resources`` (before ``ProviderTransform.schema``)."""
     return {
         "type": "object",
         "properties": {
-            "server": {
-                "type": "string",
-                "description": (
-                    "Optional MCP server name. When omitted, lists resources from every connected server."
-                ),
-            },
+            "server": {"type": "string", "description": _SERVER_FILTER.format(what="resources")},
         },
         "additionalProperties": False,
     }
 
 
 def list_resource_templates_schema() -> dict[str, Any]:
-    """The JSON Schema of ``list_mcp_resource_templates`` (before ``ProviderTransform.schema``)."""
+    """The JSON Schema of ``list_mcp_resource_templates`` (before ``ProviderTransform.schema``); unlike the
+    other two, the spec gives it no ``additionalProperties: false``."""
     return {
         "type": "object",
         "properties": {
-            "server": {
-                "type": "string",
-                "description": (
-                    "Optional MCP server name. When omitted, lists resource templates from every connected "
-                    "server."
-                ),
-            },
+            "server": {"type": "string", "description": _SERVER_FILTER.format(what="resource templates")},
         },
-        "additionalProperties": False,
     }
 
 
@@ -82,16 +75,8 @@ def read_resource_schema() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "server": {
-                "type": "string",
-                "description": "MCP server name exactly as returned by list_mcp_resources.",
-            },
-            "uri": {
-                "type": "string",
-                "description": (
-                    "Resource URI to read. Use the exact URI string returned by list_mcp_resources."
-                ),
-            },
+            "server": {"type": "string", "description": "The connected MCP server that has the resource."},
+            "uri": {"type": "string", "description": "The resource's URI, as the listing gives it."},
         },
         "required": ["server", "uri"],
         "additionalProperties": False,
