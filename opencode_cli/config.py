@@ -40,6 +40,7 @@ OUR_KEYS: dict[str, set[str] | None] = {
     "model": None,
     "tools": None,
     "mcp": None,  # a table per server, checked by opencode_cli.mcp.config
+    "subagent_depth": None,  # how deep task's subagents may nest (default 1)
 }
 
 #: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).

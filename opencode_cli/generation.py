@@ -24,6 +24,7 @@ from .config import load as load_config
 if TYPE_CHECKING:
     from .agents import Agent
     from .mcp.config import ServerConfig
+    from .models.config import ProviderConfig
     from .project import Project
     from .registry import Registry
     from .skills import Skills
@@ -114,6 +115,19 @@ class Generation:
         from .mcp.config import servers
 
         found, warnings = servers(self.config.data)
+        for warning in warnings:
+            self.warn(warning)
+        return found
+
+    @cached_property
+    def providers(self) -> dict[str, ProviderConfig]:
+        """The ``[provider.NAME]`` tables of the config by name (``{env:VAR}`` filled in from the project's
+        environment; built-in providers are not here); misspelt keys warned."""
+        if "provider" not in self.config.data:
+            return {}
+        from .models.config import providers
+
+        found, warnings = providers(self.config.data, self.project.env)
         for warning in warnings:
             self.warn(warning)
         return found

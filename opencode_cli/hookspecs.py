@@ -150,3 +150,29 @@ def tool_execute_after(
 
     Mirrors OpenCode's ``tool.execute.after``. Raising turns the call into a tool error.
     """
+
+
+if TYPE_CHECKING:
+    from .models import RegisterProvider
+
+
+@hookspec
+def register_providers(register: RegisterProvider, project: Project) -> None:
+    """Contribute model providers.
+
+    Called each time a model is opened (:func:`opencode_cli.models.open_model`), through pluggy: the
+    last-loaded plugin is called first, and the first registration of a name (or of an npm package)
+    wins, so a plugin's provider replaces a built-in one of the same name. The built-in plugin registers
+    the provider kind for OpenAI-compatible endpoints and the built-in ``openai`` provider.
+
+    :param register: call ``register(provider)`` for each provider to add. ``provider`` is a
+        :class:`opencode_cli.models.Provider` (a named provider with its own ``chat``; a
+        ``[provider.NAME]`` table of the same name does not change it), or a
+        :class:`opencode_cli.models.ProviderFactory` (the provider kind behind some ``npm`` packages of
+        ``[provider.NAME]`` tables, with the built-in providers it brings, which tables extend).
+    :param project: the :class:`opencode_cli.project.Project` opening the model (its ``env``, its config,
+        its ``services`` for clients that live as long as the project).
+
+    Keep it cheap and import no SDK here: providers connect when a model is opened. A plugin that raises
+    here makes opening any model fail with a :class:`opencode_cli.models.ModelError` naming the error.
+    """

@@ -25,6 +25,7 @@ from .permission import disabled, match
 from .registry import INVALID
 
 if TYPE_CHECKING:
+    from .agents import Agent
     from .flags import Flags
     from .modelref import ModelRef
     from .permission import Ruleset
@@ -42,6 +43,8 @@ class Situation:
     flags: Flags
     mcp_tools: int = 0
     """How many MCP tools are connected (code mode offers ``execute`` only when there are some)."""
+    task_agents: str = ""
+    """The subagents the calling agent may start, appended to ``task``'s description (core §3.6)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,24 @@ def rule_reason(entry: ToolEntry, situation: Situation) -> str | None:
     return rule.hide(situation)
 
 
+def describe_task(caller: Agent, agents: Mapping[str, Agent]) -> str:
+    """The agent list of ``task``'s description (core §3.6): agents that are not primary-only and that
+    the caller's ``task`` rules do not deny, by name."""
+    from .permission import evaluate
+    from .tools._collate import sort_key
+
+    allowed = [
+        agent
+        for agent in agents.values()
+        if agent.mode != "primary" and evaluate("task", agent.name, caller.permission).action != "deny"
+    ]
+    lines = ["Available agent types and the tools they have access to:"]
+    for agent in sorted(allowed, key=lambda a: sort_key(a.name)):
+        description = agent.description or "This subagent should only be called manually by the user."
+        lines.append(f"- {agent.name}: {description}")
+    return "\n".join(lines)
+
+
 def switched_off(tool_id: str, switches: Mapping[str, Any]) -> bool:
     """Whether a ``{name: bool}`` map (``[tools]`` in config, a per-request map) turns ``tool_id`` off; the
     last matching key decides, and keys may use ``*``."""
@@ -223,6 +244,11 @@ def offered(
         if reason is None:
             definition = registry.safe_definition(entry, situation.model)
             if definition is not None:
+                if entry.id == "task" and entry.source.kind == "builtin" and situation.task_agents:
+                    described = definition.output.description
+                    definition.output.description = "\n".join(
+                        p for p in (described, situation.task_agents) if p
+                    )
                 offer.tools.append(definition)
                 continue
             reason = entry.gate

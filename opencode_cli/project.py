@@ -385,14 +385,16 @@ class Project:
         request's ``switches``), and what is hidden and why: see :mod:`opencode_cli.policy`.
         ``generation`` (default: the current one) gives the tools, the agents and the config."""
         from .permission import merge
-        from .policy import Situation, offered
+        from .policy import Situation, describe_task, offered
 
         generation = generation or self.generation
         chosen = self.agent(agent, generation) if agent is None or isinstance(agent, str) else agent
         tools_switches = generation.config.get("tools")
         return offered(
             generation.registry,
-            Situation(ModelRef.coerce(model), self.flags),
+            Situation(
+                ModelRef.coerce(model), self.flags, task_agents=describe_task(chosen, generation.agents)
+            ),
             merge(chosen.permission, list(rules)),
             config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,
             request_switches=switches,

@@ -28,6 +28,7 @@ from .truncate import ascending_id
 if TYPE_CHECKING:
     from .agents import Agent
     from .contract import Attachment, ToolResult
+    from .models.loop import RunResult
     from .project import Project
     from .transcript import Message, ToolCallPart, Transcript
 
@@ -149,6 +150,8 @@ class Session:
         self._recent: list[tuple[str, str]] = []
         self._assistant: Message | None = None
         self.closed = False
+        self.children: dict[str, Session] = {}
+        """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
         store = self.project.store if self.remember else None
         transcript = Transcript.load(store, self.id) if store is not None else None
         if transcript is None:
@@ -203,6 +206,18 @@ class Session:
         """Add a user message to the transcript; the next tool calls belong to a new assistant message."""
         self._assistant = None
         return self.transcript.add_user(text, self.agent.name, self.model, synthetic=synthetic)
+
+    def new_assistant(self) -> Message:
+        """Start a new assistant message (a model's reply); the tool calls that follow belong to it."""
+        self._assistant = self.transcript.add_assistant(self.agent.name, self.model)
+        return self._assistant
+
+    async def run(self, prompt: str, *, abort: AbortSignal | None = None, on_event: Any = None) -> RunResult:
+        """Send ``prompt`` to the session's model and run its tool calls until it answers (the agent loop:
+        :mod:`opencode_cli.models.loop`). ``on_event(kind, data)`` sees the run as it happens."""
+        from .models.loop import run
+
+        return await run(self, prompt, abort=abort, on_event=on_event)
 
     def assistant(self) -> Message:
         """The assistant message tool calls are recorded in (a new one after a user message)."""
@@ -275,7 +290,9 @@ class Session:
             "title": title,
         }
         defaults.update(options)
-        return Session(self.project, sub, **defaults)
+        child = Session(self.project, sub, **defaults)
+        self.children[child.id] = child
+        return child
 
     # -- permissions -----------------------------------------------------------------------------------
 
@@ -469,7 +486,7 @@ class Session:
             return "invalid", {"tool": call.name, "error": message}
         return name, parsed
 
-    async def dispatch(self, call: ToolCall) -> ToolPart:
+    async def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> ToolPart:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
         for the call's own failures (they become an ``error`` part with the model-facing text)."""
         from .schema import strict_nulls_to_absent
@@ -482,7 +499,7 @@ class Session:
             args = strict_nulls_to_absent(args, offered[name].normalized)
             part.input = args
         try:
-            result = await self._call(name, args, call_id, None, lambda: self._doom_loop_check(name, args))
+            result = await self._call(name, args, call_id, abort, lambda: self._doom_loop_check(name, args))
         except Exception as error:
             part.error = str(error) or type(error).__name__
             return part

@@ -13,8 +13,9 @@ HOOKS = [
 ]
 
 
-def test_the_contract_has_the_five_hooks() -> None:
+def test_the_contract_has_the_six_hooks() -> None:
     assert sorted(HOOKS) == [
+        "register_providers",
         "register_tools",
         "tool_definition",
         "tool_execute",

@@ -79,6 +79,32 @@ ProfileOption = Annotated[
 ]
 
 
+@app.command("run")
+def run_prompt(
+    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="What to ask the model.")],
+    model: ModelOption = None,
+    agent: AgentOption = None,
+    session: SessionOption = None,
+    yes: YesOption = False,
+    allow: AllowOption = None,
+    deny: DenyOption = None,
+    json_: JsonOption = False,
+) -> None:
+    """Send PROMPT to the model with the project's tools and run its tool calls until it answers."""
+    from .run_cmd import run
+
+    run(
+        prompt,
+        model_text=model,
+        agent=agent,
+        session_id=session,
+        yes=yes,
+        allow=allow or [],
+        deny=deny or [],
+        as_json=json_,
+    )
+
+
 @tools_app.command("list")
 def tools_list(
     model: ModelOption = None,

@@ -75,7 +75,9 @@ def inspect_tool(
 
         def look() -> tuple[Any, Any, Any]:
             entry = project.registry.get(tool_id)
-            return entry, project.registry.definition(entry, model), project.offer(model, agent)
+            offer = project.offer(model, agent)
+            offered = next((d for d in offer.tools if d.id == entry.id), None)  # as the model is told it
+            return entry, offered or project.registry.definition(entry, model), offer
 
         entry, definition, offer = with_mcp(project, look, project.mcp.servers_for(tool_id))
         reason = next((h.reason for h in offer.hidden if h.entry.id == entry.id), None)

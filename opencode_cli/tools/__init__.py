@@ -33,6 +33,11 @@ def _builtin(tool_id: str) -> object:
     return define(tool_id, f"opencode_cli.tools.{tool_id}:init", description=HERE / f"{tool_id}.txt")
 
 
+def _task_init(flags: Flags) -> Callable[[], Any]:
+    """The task tool's init: its parameters depend on the background-subagents flag."""
+    return lambda: importlib.import_module("opencode_cli.tools.task").init(flags)
+
+
 def _skill_init(project: Project | None) -> Callable[[], Any]:
     """The skill tool's init, bound to the project whose skills it loads (imported on first use)."""
     return lambda: importlib.import_module("opencode_cli.tools.skill").init(project)
@@ -49,12 +54,22 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     register(_builtin("grep"))
     register(_builtin("edit"))
     register(_builtin("write"))
+    register(define("task", _task_init(flags), description=HERE / "task.txt"))
     register(_builtin("webfetch"))
     register(_builtin("todowrite"))
     register(define("websearch", "opencode_cli.tools.websearch:init", description=_websearch_prompt.describe))
     register(define("skill", _skill_init(project), description=_skill_prompt.describer(project)))
     register(_builtin("apply_patch"))
     register(_builtin("plan_exit"))
+
+
+@hookimpl
+def register_providers(register: Callable[[Any], None], project: Project) -> None:
+    """Register the provider kind for OpenAI-compatible endpoints, with the built-in ``openai`` (its module
+    imports no SDK: the ``openai`` package is imported when a model is called)."""
+    from ..models.openai_compatible import OPENAI_COMPATIBLE
+
+    register(OPENAI_COMPATIBLE)
 
 
 @hookimpl(trylast=True)

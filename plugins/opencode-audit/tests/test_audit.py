@@ -13,7 +13,8 @@ def lines(path):
 
 def test_every_description_is_marked(run_tool, opencode_project):
     assert run_tool.definition("read").description.endswith("\n\n(audited)")
-    assert all(definition.description.endswith("(audited)") for definition in opencode_project.tools())
+    # every tool is marked (task's list of subagents is appended after the hooks, as OpenCode does)
+    assert all("\n\n(audited)" in definition.description for definition in opencode_project.tools())
     # asking again does not mark twice
     assert run_tool.definition("read").description.count("(audited)") == 1
 

@@ -1,0 +1,73 @@
+"""``open_model(project, model)``: a model string (or the config's ``model``) made a :class:`ChatModel`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import errors
+from .catalog import load_catalog
+
+if TYPE_CHECKING:
+    from ..modelref import ModelRef
+    from ..project import Project
+    from .base import Event, Limits, Message, ModelInfo
+    from .provider import Provider
+
+
+@dataclass(frozen=True)
+class ChatModel:
+    """A model ready to chat: its ``provider``, ``id``, ``limits``, and :meth:`stream`."""
+
+    provider: Provider
+    info: ModelInfo
+
+    @property
+    def id(self) -> str:
+        """The model's id (the part after ``provider/``)."""
+        return self.info.id
+
+    @property
+    def limits(self) -> Limits:
+        """The model's token limits (each ``None`` when not configured)."""
+        return self.info.limits
+
+    @property
+    def ref(self) -> ModelRef:
+        """The model as ``provider/id``."""
+        from ..modelref import ModelRef
+
+        return ModelRef(self.provider.name, self.id)
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        """Stream the reply to ``messages``, offering ``tools`` (wire tools in OpenAI's shape, passed on
+        unchanged). The model's configured ``options`` go in every request; the arguments given here
+        (those not ``None``) are added over them."""
+        given = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
+        options = {**self.info.options, **{key: value for key, value in given.items() if value is not None}}
+        return self.provider.chat(self.id, list(messages), list(tools), options=options)
+
+
+async def open_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:
+    """The chat model ``model`` names (``provider/id``, or a bare id some provider lists), else the one
+    of the config's ``model`` key, with its provider connected (its client service started).
+
+    Raises :class:`~opencode_cli.models.ModelError` (one line) when no model is named, the provider or
+    the model is unknown, the provider is unsupported, or it cannot be used (no key…).
+    """
+    ref = project.model(model)
+    if ref is None:
+        raise errors.no_model()
+    catalog = await load_catalog(project)
+    provider, info = catalog.resolve(ref)
+    await provider.connect(project)
+    return ChatModel(provider, info)

@@ -1,0 +1,212 @@
+"""The loop that drives a model: ``Session.run(prompt)``.
+
+One turn: the agent's system prompt and the environment, the transcript so far, the tools of
+``session.resolve()`` → the model's streamed reply → its tool calls dispatched (concurrently, as the
+model may ask for several at once) and recorded → again, until the model answers without calling a tool
+or the agent's step limit (``[agent.NAME] steps``) is reached; then one last request without tools asks
+for the answer. Every message lands in the session's transcript (kept in the store for a remembered
+session, so a run can be resumed). An abort stops the stream or the tools in flight at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..context import AbortSignal
+    from ..session import Session, ToolPart
+    from ..transcript import Message as TranscriptMessage
+
+#: Called with each event of a run: ``("text", {"text"})``, ``("tool-start", {"callID", "tool"})``,
+#: ``("tool-end", part_dict)``, ``("step", {"step"})``, ``("finish", {"reason", "text"})``.
+EventSink = Callable[[str, dict[str, Any]], None]
+
+#: The words sent after the last step allowed, with no tools, so the model answers with what it has.
+STEP_LIMIT_NOTE = (
+    "The step limit of this agent is reached: no tool can be called any more. Answer now with what you "
+    "found and what is left to do."
+)
+
+#: Used when an agent has no ``prompt`` of its own.
+DEFAULT_SYSTEM = (
+    "You are a coding agent working in the user's project. Use the tools you are given to look at files, "
+    "change them and run commands; keep your answers short and concrete, and say what you changed."
+)
+
+
+@dataclass
+class RunResult:
+    """What a run ended with: the final text, why it stopped, and how many model requests it made."""
+
+    text: str
+    reason: str
+    steps: int
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def system_prompt(session: Session) -> str:
+    """The agent's prompt (or ours) and the environment the model works in."""
+    project = session.project
+    prompt = getattr(session.agent, "prompt", None) or DEFAULT_SYSTEM
+    environment = "\n".join(
+        [
+            "<env>",
+            f"  Working directory: {project.directory}",
+            f"  Is directory a git repo: {'yes' if project.worktree else 'no'}",
+            f"  Platform: {platform.system().lower()}",
+            f"  Today's date: {date.today().isoformat()}",
+            "</env>",
+        ]
+    )
+    return f"{prompt}\n\n{environment}"
+
+
+def conversation(session: Session) -> list[Any]:
+    """The transcript as chat messages (after the system prompt)."""
+    from ..transcript import TextPart, ToolCallPart
+    from .base import Message, ToolCallRequest
+
+    messages: list[Any] = []
+    for message in session.transcript.messages:
+        if message.role == "user":
+            messages.append(Message("user", message.text))
+            continue
+        text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
+        calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
+        if not text and not calls:
+            continue
+        requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
+        messages.append(Message("assistant", text or None, tool_calls=requests))
+        for part in calls:
+            messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id))
+    return messages
+
+
+def _tool_text(part: Any) -> str:
+    """What the model sees for a finished (or interrupted) call (core spec §6.3)."""
+    from ..contract import INTERRUPTED
+
+    if part.status == "completed":
+        return part.output or ""
+    if part.status == "error":
+        return part.error or ""
+    return INTERRUPTED
+
+
+async def run(
+    session: Session,
+    prompt: str,
+    *,
+    abort: AbortSignal | None = None,
+    on_event: EventSink | None = None,
+) -> RunResult:
+    """Run ``prompt`` in ``session`` until the model answers (see the module docstring)."""
+    from ..context import AbortSignal
+    from ..contract import AbortedError
+    from ..session import ToolCall
+    from ..wire import render
+    from .base import Message, TextDelta, ToolCalls
+    from .chat import open_model
+
+    abort = abort or AbortSignal()
+    emit = on_event or (lambda kind, data: None)
+    model = await open_model(session.project, session.model)
+    session.user(prompt)
+    limit = getattr(session.agent, "steps", None) or 0
+    agent_options = {
+        "temperature": getattr(session.agent, "temperature", None),
+        "top_p": getattr(session.agent, "top_p", None),
+    }
+    steps, text, usage = 0, "", {}
+    while True:
+        steps += 1
+        last = bool(limit) and steps > limit
+        emit("step", {"step": steps})
+        tools = [] if last else render(session.resolve(), "openai")
+        messages = [Message("system", system_prompt(session)), *conversation(session)]
+        if last:
+            messages.append(Message("user", STEP_LIMIT_NOTE))
+        assistant = session.new_assistant()
+        reply = _Reply(session, assistant, emit)
+        stream = model.stream(messages, tools, **agent_options)
+        calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+        text = reply.text
+        if reply.finish is not None:
+            usage = reply.finish.usage or usage
+        if not calls or last:
+            reason = "step-limit" if last else (reply.finish.reason if reply.finish else "stop")
+            session.transcript.finish(assistant, reason)
+            emit("finish", {"reason": reason, "text": text})
+            return RunResult(text, reason, steps, usage)
+        session.transcript.finish(assistant, "tool-calls")
+
+        async def dispatch(call: Any) -> ToolPart:
+            emit("tool-start", {"callID": call.id, "tool": call.name})
+            part = await session.dispatch(ToolCall(call.name, call.arguments, id=call.id), abort=abort)
+            emit("tool-end", part.as_dict())
+            return part
+
+        await _until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
+        if abort.aborted:
+            raise AbortedError()
+
+
+class _Reply:
+    """One streamed reply, recorded as it comes: text into a text part, tool calls at the end."""
+
+    def __init__(self, session: Session, message: TranscriptMessage, emit: EventSink) -> None:
+        self.session = session
+        self.message = message
+        self.emit = emit
+        self.text = ""
+        self.finish: Any = None
+        self._part: Any = None
+
+    async def consume(self, stream: Any, text_type: type, calls_type: type) -> list[Any]:
+        from ..transcript import TextPart
+        from .base import Finish
+
+        calls: list[Any] = []
+        async for event in stream:
+            if isinstance(event, text_type):
+                self.text += event.text
+                if self._part is None:
+                    self._part = TextPart(self.text)
+                    self.session.transcript.add_part(self.message, self._part)
+                self._part.text = self.text
+                self.emit("text", {"text": event.text})
+            elif isinstance(event, calls_type):
+                calls = list(event.calls)
+            elif isinstance(event, Finish):
+                self.finish = event
+        if self._part is not None:
+            self.session.transcript.update_part(self._part)
+        return calls
+
+
+async def _until_aborted(work: Any, abort: AbortSignal) -> Any:
+    """Await ``work``; cancel it and raise :class:`~opencode_cli.contract.AbortedError` on abort."""
+    from ..contract import AbortedError
+
+    task = asyncio.ensure_future(work)
+    aborted = asyncio.ensure_future(abort.wait_async())
+    try:
+        done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if task not in done:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        raise AbortedError()
+    return task.result()

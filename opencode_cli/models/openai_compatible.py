@@ -1,0 +1,147 @@
+"""The built-in provider kind: any OpenAI-compatible chat-completions endpoint, on the ``openai`` SDK.
+
+It serves ``[provider.NAME]`` tables whose ``npm`` is ``@ai-sdk/openai-compatible`` (the default) or
+``@ai-sdk/openai``, and brings the built-in ``openai`` provider (``https://api.openai.com/v1``, key in
+``OPENAI_API_KEY``). Replies are always streamed; the request's ``max_tokens`` is sent as
+``max_completion_tokens`` to ``@ai-sdk/openai`` providers (OpenAI's current name), as ``max_tokens``
+to the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import errors
+from .base import Event, Finish, Message, ModelInfo
+from .config import ProviderConfig
+from .openai_client import ClientSettings, ProviderClient, translate
+from .openai_format import StreamAssembler, finish_reason, to_openai
+from .provider import Provider, ProviderFactory
+
+if TYPE_CHECKING:
+    from ..project import Project
+
+OPENAI_NPM = "@ai-sdk/openai"
+COMPATIBLE_NPM = "@ai-sdk/openai-compatible"
+
+#: The built-in ``openai`` provider; a ``[provider.openai]`` table is laid over it.
+OPENAI = ProviderConfig(
+    name="openai",
+    title="OpenAI",
+    npm=OPENAI_NPM,
+    base_url="https://api.openai.com/v1",
+    env=("OPENAI_API_KEY",),
+    key_required=True,
+)
+
+
+class OpenAICompatible(Provider):
+    """One provider on an OpenAI-compatible endpoint, from its :class:`ProviderConfig`.
+
+    :meth:`connect` checks the key and gets the project's client service (``model:<name>``), replacing
+    it when the settings changed (a reloaded config); :meth:`chat` streams on that client.
+    """
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self.title = config.title
+        self._service: ProviderClient | None = None
+
+    def models(self) -> Mapping[str, ModelInfo]:
+        """The models of the provider's ``models`` tables (none: any model id is taken)."""
+        return self.config.models
+
+    def settings(self, env: Mapping[str, str]) -> ClientSettings:
+        """The client settings, with the key from ``env``; :class:`ModelError` when one is missing."""
+        config = self.config
+        if not config.base_url:
+            raise errors.no_base_url(self.name)
+        key = config.key(env)
+        if key is None and config.key_required:
+            raise errors.missing_key(self.name, config.key_env[0])
+        return ClientSettings(config.base_url, key, tuple(config.headers.items()), config.timeout)
+
+    async def connect(self, project: Project) -> None:
+        """Get (start, or replace when its settings changed) the provider's client service."""
+        from ..services.base import ServiceError
+
+        settings = self.settings(project.env)
+        key = f"model:{self.name}"
+
+        def make() -> ProviderClient:
+            return ProviderClient(self.name, settings)
+
+        try:
+            service = await project.services.get(key, make)
+            if not isinstance(service, ProviderClient) or service.settings != settings:
+                await project.services.stop(key)
+                service = await project.services.get(key, make)
+        except ServiceError as error:
+            raise errors.ModelError(str(error)) from error
+        assert isinstance(service, ProviderClient)
+        self._service = service
+
+    async def chat(
+        self,
+        model_id: str,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        *,
+        options: Mapping[str, Any],
+    ) -> AsyncIterator[Event]:
+        """Stream a chat completion (see :meth:`Provider.chat`)."""
+        service = self._service
+        if service is None or service.client is None:
+            raise errors.not_connected(self.name)
+        settings = service.settings
+        info = self.config.models.get(model_id)
+        request: dict[str, Any] = {
+            "model": info.request_id if info else model_id,
+            "messages": to_openai(messages),
+        }
+        if tools:
+            request["tools"] = list(tools)
+        request["stream"] = True
+        if self.config.include_usage is not False:
+            request["stream_options"] = {"include_usage": True}
+        body = dict(options)
+        if "max_tokens" in body and self.config.npm == OPENAI_NPM:
+            body["max_completion_tokens"] = body.pop("max_tokens")
+        headers = {**service.request_headers, **(info.headers if info else {})}
+        try:
+            stream = await service.client.chat.completions.create(
+                **request, extra_body=body or None, extra_headers=headers or None
+            )
+        except Exception as error:
+            translated = translate(error, self.name, settings, streaming=False)
+            if translated is None:
+                raise
+            raise translated from error
+        assembler = StreamAssembler()
+        try:
+            async for chunk in stream:
+                for event in assembler.feed(chunk):
+                    yield event
+        except Exception as error:
+            translated = translate(error, self.name, settings, streaming=True)
+            if translated is None:
+                raise
+            raise translated from error
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.close()
+        if assembler.reason is None:
+            raise errors.broke_off(self.name, "it ended before the model finished its reply")
+        calls = assembler.calls()
+        if calls is not None:
+            yield calls
+        yield Finish(finish_reason(assembler.reason), assembler.usage)
+
+
+#: What the built-in plugin registers: the provider kind for both packages, and ``openai``.
+OPENAI_COMPATIBLE = ProviderFactory(
+    npm=(COMPATIBLE_NPM, OPENAI_NPM), build=OpenAICompatible, builtins=(OPENAI,)
+)

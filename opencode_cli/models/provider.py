@@ -1,0 +1,71 @@
+"""What a plugin registers through ``register_providers``: a :class:`Provider`, or a
+:class:`ProviderFactory` that builds providers from ``[provider.NAME]`` tables."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..project import Project
+    from .base import Event, Message, ModelInfo
+    from .config import ProviderConfig
+
+
+class Provider:
+    """A source of chat models, by ``name`` (the ``provider`` of ``provider/model``).
+
+    Subclass it and implement :meth:`chat` as an async generator; override :meth:`models` when the
+    provider knows its models (any other id is then refused) and :meth:`connect` when it needs to get
+    something ready, such as a client held by a project service.
+    """
+
+    name: str = ""
+    title: str | None = None
+    """How the provider is shown (default: its name)."""
+
+    def models(self) -> Mapping[str, ModelInfo]:
+        """The models this provider offers, by id; empty (the default) when it takes any model id."""
+        return {}
+
+    async def connect(self, project: Project) -> None:
+        """Get ready to chat for ``project``; called by :func:`~opencode_cli.models.open_model` before it
+        hands out a model of this provider. Raise :class:`~opencode_cli.models.ModelError` when the
+        provider cannot be used (no key…). The default does nothing."""
+
+    def chat(
+        self,
+        model_id: str,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        *,
+        options: Mapping[str, Any],
+    ) -> AsyncIterator[Event]:
+        """Stream the model's reply to ``messages`` as :data:`~opencode_cli.models.Event` objects, the
+        last one a :class:`~opencode_cli.models.Finish`.
+
+        ``tools`` are the wire tools in OpenAI's shape (``{"type": "function", "function": {...}}``, what
+        ``opencode_cli.wire.render(tools, "openai")`` returns); ``options`` are request body fields
+        (``temperature``, ``top_p``, ``max_tokens``, and the model's own ``options``). Failures raise
+        :class:`~opencode_cli.models.ModelError` with one line.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement chat()")
+
+
+@dataclass(frozen=True)
+class ProviderFactory:
+    """The provider kind behind some npm packages of OpenCode's ``[provider.NAME] npm`` key.
+
+    ``build(config)`` makes the provider of one ``[provider.NAME]`` table whose ``npm`` is one of
+    ``npm``; ``builtins`` are the providers this kind knows without a table (``openai``), which a table
+    of the same name extends.
+    """
+
+    npm: tuple[str, ...]
+    build: Callable[[ProviderConfig], Provider]
+    builtins: tuple[ProviderConfig, ...] = ()
+
+
+RegisterProvider = Callable[[Provider | ProviderFactory], None]
+"""The ``register`` argument of the ``register_providers`` hook."""
