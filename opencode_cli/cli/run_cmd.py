@@ -32,9 +32,7 @@ def run(
     with friendly_errors():
         project = make_project()
         options = session_options(yes, allow, deny, session_id)
-        options["remember"] = True
-        if not as_json:
-            options["on_metadata"] = None  # the run's own printer shows progress
+        options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
         session = project.session(agent, model=project.model(model_text), **options)
     printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()

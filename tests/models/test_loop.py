@@ -286,6 +286,8 @@ def test_opencode_run_streams_the_answer_and_shows_tool_calls(
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Reading.\nIt has two lines.\n"
     assert "→ read" in done.stderr and "✓ read" in done.stderr and "--session ses_" in done.stderr
+    schema = opencode(project_dir, env, "tools", "schema", "--model", "local/scripted-model")
+    assert json.loads(schema.stdout) == scripted_model.requests()[0]["body"]["tools"]
 
 
 def test_opencode_run_json_events_and_failures(
@@ -333,3 +335,26 @@ def test_opencode_run_ctrl_c_aborts_and_keeps_the_session(
     assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
     kept = project.resume("ses_keep")
     assert kept.messages[0].text == "tell me"
+
+
+def test_task_is_offered_to_every_model_in_opencodes_order_with_the_callers_subagents(
+    make_project: ProjectFactory, project_dir: Path
+) -> None:
+    (project_dir / "opencode.toml").write_text(
+        '[agent.reviewer]\nmode = "subagent"\n\n[agent.lead]\nmode = "primary"\n'
+        '[agent.lead.permission]\ntask = { "*" = "allow", "general" = "deny" }\n'
+    )
+    project = make_project()
+    for model in ("openai/gpt-5", "anthropic/claude-sonnet-4-5", "google/gemini-2.5-pro", None):
+        ids = project.offer(model).ids()
+        assert ids.index("grep") < ids.index("task") < ids.index("webfetch")  # core §3.1: after write
+    build = next(d for d in project.offer("gpt-5").tools if d.id == "task").description
+    assert build.endswith(
+        "Available agent types and the tools they have access to:\n"
+        "- explore: A fast read-only subagent for finding files, searching code and answering questions "
+        "about it.\n"
+        "- general: A general-purpose subagent for research and multi-step tasks run in parallel.\n"
+        "- reviewer: This subagent should only be called manually by the user."
+    )
+    lead = next(d for d in project.offer("gpt-5", "lead").tools if d.id == "task").description
+    assert "- general:" not in lead and "- explore:" in lead and "- reviewer:" in lead
