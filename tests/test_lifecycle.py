@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _processes import alive, wait_gone
 
 from opencode_cli.project import Project
 
@@ -68,24 +69,6 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live (not zombie) process."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
-def gone(pid: int, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return not alive(pid)
-
-
 def pid_of(output: str) -> int:
     return int(output.rsplit("pid=", 1)[1])
 
@@ -127,7 +110,7 @@ def test_a_service_starts_once_over_100_calls_in_two_sessions_and_a_reload(
 
     asyncio.run(asyncio.wait_for(main(), 120))
     [pid] = pids
-    assert gone(pid)  # async with project: stopped at exit
+    assert wait_gone(pid)  # async with project: stopped at exit
 
 
 def test_the_sync_facade_keeps_services_between_calls_and_close_stops_them(
@@ -138,7 +121,7 @@ def test_the_sync_facade_keeps_services_between_calls_and_close_stops_them(
     second = pid_of(project.run_tool("echo", {"text": "b"}).output)
     assert first == second and alive(first)
     project.close()
-    assert gone(first)
+    assert wait_gone(first)
     project.close()  # twice is fine
 
 
@@ -187,4 +170,4 @@ def test_the_cli_stops_the_service_on_a_signal(
             process.kill()
     assert process.returncode == code, stderr
     assert "Traceback" not in stderr
-    assert gone(service_pid)
+    assert wait_gone(service_pid)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _processes import alive, wait_gone  # noqa: F401 - re-exported for the tests here
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 DEMO_SERVER = SERVERS / "demo_server.py"
@@ -34,26 +35,6 @@ STARTUP_TIMEOUT = 30.0
 
 
 # -- processes ---------------------------------------------------------------------------------------------
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie (read from ``/proc``)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    state = stat.rpartition(")")[2].split()[0]
-    return state not in ("Z", "X")
-
-
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    """Wait up to ``timeout`` seconds for process ``pid`` to be gone (a zombie counts as gone)."""
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def free_port() -> int:

@@ -383,18 +383,23 @@ def test_cli_mcp_list_tools_run_and_no_orphans(
     assert inspected["source"] == {"kind": "mcp", "name": "other"}
     failed = cli(project_dir, env, "tools", "run", "demo_fail", "--yes")
     assert failed.returncode == 1 and failed.stderr.strip().endswith("it broke")
-    assert not [p for p in _children_named("demo_server.py") if alive(p)]
+    assert not [p for p in _children_named("demo_server.py", project_dir) if alive(p)]
 
 
-def _children_named(name: str) -> list[int]:
+def _children_named(name: str, cwd: Path | None = None) -> list[int]:
+    """Processes whose command line has ``name`` (and, given ``cwd``, that run in it: a server of this
+    test's project, not of another test run on the machine)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if name.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
+                if name.encode() not in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    continue
+                if cwd is not None and Path(os.readlink(f"/proc/{entry}/cwd")) != cwd:
+                    continue
             except OSError:
                 continue
+            found.append(int(entry))
     return found
 
 

@@ -274,25 +274,6 @@ def main(argv: list[str] | None = None) -> None:
 # -- the handle the tests use -------------------------------------------------------------------------------
 
 
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
-
-
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    """Wait up to ``timeout`` seconds for process ``pid`` to be gone."""
-    deadline = time.monotonic() + timeout
-    while alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def refused_url() -> str:
     """An ``http://127.0.0.1:PORT/v1`` URL where nothing listens (the port was free a moment ago)."""
     with socket.socket() as probe:
@@ -372,6 +353,8 @@ class ScriptedModel:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(5)
+        from _processes import wait_gone  # not at the top: this file also runs as the server
+
         if not wait_gone(self.process.pid):
             raise RuntimeError(f"the scripted server {self.process.pid} outlived its stop")
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, alive, configure, local_config
+from _processes import alive
+from _scripted import ScriptedModel, configure, local_config
 
 from opencode_cli.project import Project
 
