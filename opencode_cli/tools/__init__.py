@@ -33,6 +33,24 @@ def _builtin(tool_id: str) -> object:
     return define(tool_id, f"opencode_cli.tools.{tool_id}:init", description=HERE / f"{tool_id}.txt")
 
 
+#: Said in task's description when background subagents are switched on: we run every task in the
+#: foreground (builtin-tools §9 describes background=true; it is not implemented here).
+_NO_BACKGROUND = (
+    "\n\nBackground subagents are switched on, but opencode-cli runs every task in the foreground: do "
+    "not set background=true."
+)
+
+
+def _task_describer(flags: Flags) -> Callable[[], str]:
+    """task's description (read only when listed): the text file, and a word on background subagents."""
+
+    def describe() -> str:
+        text = (HERE / "task.txt").read_text(encoding="utf-8")
+        return text.rstrip("\n") + _NO_BACKGROUND + "\n" if flags.experimental_background_subagents else text
+
+    return describe
+
+
 def _task_init(flags: Flags) -> Callable[[], Any]:
     """The task tool's init: its parameters depend on the background-subagents flag."""
     return lambda: importlib.import_module("opencode_cli.tools.task").init(flags)
@@ -54,7 +72,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     register(_builtin("grep"))
     register(_builtin("edit"))
     register(_builtin("write"))
-    register(define("task", _task_init(flags), description=HERE / "task.txt"))
+    register(define("task", _task_init(flags), description=_task_describer(flags)))
     register(_builtin("webfetch"))
     register(_builtin("todowrite"))
     register(define("websearch", "opencode_cli.tools.websearch:init", description=_websearch_prompt.describe))

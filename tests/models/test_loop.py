@@ -358,3 +358,19 @@ def test_task_is_offered_to_every_model_in_opencodes_order_with_the_callers_suba
     )
     lead = next(d for d in project.offer("gpt-5", "lead").tools if d.id == "task").description
     assert "- general:" not in lead and "- explore:" in lead and "- reviewer:" in lead
+
+
+def test_background_subagents_are_refused_with_a_clear_message(make_project: ProjectFactory) -> None:
+    from opencode_cli import ToolError
+
+    plain = make_project()
+    assert "background" not in plain.registry.get("task").tool.load().schema()["properties"]
+    with pytest.raises(ToolError, match="The task tool was called with invalid arguments"):
+        plain.run_tool("task", {"background": True})
+    flagged = make_project(extra_env={"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS": "1"})
+    task = next(d for d in flagged.offer().tools if d.id == "task")
+    assert "background" in task.parameters["properties"]
+    assert "runs every task in the foreground: do not set background=true." in task.description
+    arguments = {"description": "d", "prompt": "p", "subagent_type": "general", "background": True}
+    with pytest.raises(ToolError, match="Background subagents are not supported by opencode-cli yet"):
+        flagged.run_tool("task", arguments)
