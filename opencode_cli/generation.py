@@ -145,7 +145,17 @@ class Generation:
 
     def build(self) -> Generation:
         """Build every part now (a broken config raises :class:`~opencode_cli.errors.ConfigError` here)."""
-        for part in ("config", "config_dirs", "truncator", "skills", "agents", "mcp_servers", "registry"):
+        parts = (
+            "config",
+            "config_dirs",
+            "truncator",
+            "skills",
+            "agents",
+            "mcp_servers",
+            "providers",
+            "registry",
+        )
+        for part in parts:
             getattr(self, part)
         self._previous = None  # the previous generation may go once this one is built
         return self
