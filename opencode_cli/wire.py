@@ -1,7 +1,9 @@
 """Provider wire shapes: the ``tools`` payload of a request, and tool calls as models emit them.
 
-Payloads (``render``): OpenAI chat completions (``{"type": "function", "function": {...}}``), Anthropic
-messages (``{"name", "description", "input_schema"}``) and Gemini (``{"functionDeclarations": [...]}``).
+Payloads (``render``): OpenAI chat completions (``{"type": "function", "function": {...}}``, the parameters
+as the session's profile made them), Anthropic messages (``{"name", "description", "input_schema",
+"eager_input_streaming": true}``) and Gemini (``{"functionDeclarations": [...]}``, each declaration's
+parameters through :func:`opencode_cli.schema.to_gemini`, Google's OpenAPI-style subset).
 Calls (``parse_calls``): an OpenAI ``{"name", "arguments": "<json text>"}`` (also inside
 ``{"type": "function", "function": {...}}`` or a message's ``tool_calls``), an Anthropic ``tool_use``
 block (or a message whose ``content`` holds them), a Gemini ``functionCall``, or a list of any of these.
@@ -13,6 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .schema import to_gemini
 from .session import ToolCall, WireTool
 
 FORMATS = ("openai", "anthropic", "gemini")
@@ -43,10 +46,21 @@ def render(tools: Iterable[WireTool], format: str) -> Any:
             rendered.append({"type": "function", "function": function})
         return rendered
     if format == "anthropic":
-        return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+        # OpenCode marks every Anthropic tool for fine-grained (eager) streaming of its input
+        return [
+            {
+                "name": t.name,
+                "description": t.description,
+                "input_schema": t.parameters,
+                "eager_input_streaming": True,
+            }
+            for t in tools
+        ]
     if format == "gemini":
+        # Google takes an OpenAPI-style subset of JSON Schema: the one conversion, whatever the profile
         declarations = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
+            {"name": t.name, "description": t.description, "parameters": to_gemini(t.parameters)}
+            for t in tools
         ]
         return [{"functionDeclarations": declarations}]
     raise WireError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")

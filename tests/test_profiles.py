@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import copy
+
 import jsonschema
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opencode_cli.schema import adapt, profile_for, strict, strict_nulls_to_absent
+from opencode_cli.schema import (
+    GEMINI_REF_DEPTH,
+    adapt,
+    profile_for,
+    strict,
+    strict_nulls_to_absent,
+    to_gemini,
+)
 
 
 @pytest.mark.parametrize(
@@ -205,3 +214,214 @@ def test_strict_output_is_always_strict_valid(schema) -> None:
     out = strict(adapt(schema, "openai"))
     assert _strict_valid(out)
     jsonschema.Draft202012Validator.check_schema(out)
+
+
+# -- the Gemini wire conversion (issue 14 item 4) ----------------------------------------------------
+
+#: Keys no schema of a Gemini function declaration may carry (``const`` is sent as a one-value ``enum``).
+GEMINI_BANNED = frozenset(
+    {"$schema", "additionalProperties", "$ref", "$defs", "definitions", "default", "minimum", "maximum"}
+    | {"exclusiveMinimum", "const"}
+)
+_NAME_MAPS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+_DATA = ("enum", "const", "required", "examples", "default")
+
+
+def schema_nodes(node, path: str = "$"):
+    """Every schema inside ``node`` with its path; property names and enum values are data, not keys."""
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    for key, value in node.items():
+        if key in _NAME_MAPS and isinstance(value, dict):
+            for name, sub in value.items():
+                yield from schema_nodes(sub, f"{path}.{key}.{name}")
+        elif key in _DATA:
+            continue
+        elif isinstance(value, dict):
+            yield from schema_nodes(value, f"{path}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from schema_nodes(item, f"{path}.{key}[{i}]")
+
+
+def gemini_violations(schema) -> list[str]:
+    found = []
+    for path, node in schema_nodes(schema):
+        found += [f"{path}.{key}" for key in sorted(GEMINI_BANNED & set(node))]
+        if isinstance(node.get("type"), list):
+            found.append(f"{path}.type is a list")
+        nulls = [isinstance(b, dict) and b.get("type") == "null" for b in node.get("anyOf") or []]
+        if any(nulls) and not all(nulls):
+            found.append(f"{path}.anyOf has a null branch")
+    return found
+
+
+def test_gemini_conversion_drops_what_google_refuses() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "timeout": {"type": "integer", "exclusiveMinimum": 0, "minimum": -5, "maximum": 5, "default": 1},
+            "format": {"type": "string", "enum": ["text", "html"], "default": "text"},
+            # property names are data: a property may be called ``default``
+            "default": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    }
+    assert to_gemini(schema) == {
+        "type": "object",
+        "properties": {
+            "timeout": {"type": "integer"},
+            "format": {"type": "string", "enum": ["text", "html"]},
+            "default": {"type": "object"},
+        },
+    }
+
+
+def test_gemini_conversion_turns_const_into_a_one_value_enum() -> None:
+    assert to_gemini({"const": "fixed", "type": "string"}) == {"enum": ["fixed"], "type": "string"}
+    assert to_gemini({"type": "integer", "const": 3}) == {"type": "string", "enum": ["3"]}
+    nested = to_gemini({"type": "object", "properties": {"kind": {"const": "a", "description": "d"}}})
+    assert nested["properties"]["kind"] == {"enum": ["a"], "description": "d"}
+
+
+def test_gemini_conversion_marks_nullable_unions() -> None:
+    union = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "maybe"}
+    assert to_gemini(union) == {"type": "string", "minLength": 1, "description": "maybe", "nullable": True}
+    assert to_gemini({"type": ["integer", "null"], "minimum": 0}) == {"type": "integer", "nullable": True}
+    several = to_gemini({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]})
+    assert several == {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": True}
+    assert to_gemini({"type": ["string", "integer"]}) == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    # a union without null is left alone
+    plain = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    assert to_gemini(plain) == plain
+
+
+def test_gemini_conversion_inlines_refs() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Option": {"type": "object", "properties": {"label": {"type": "string"}}}},
+        "properties": {
+            "first": {"$ref": "#/$defs/Option", "description": "the first"},
+            "rest": {"type": "array", "items": {"$ref": "#/$defs/Option"}},
+            "maybe": {"anyOf": [{"$ref": "#/$defs/Option"}, {"type": "null"}]},
+            "gone": {"$ref": "https://example.com/elsewhere.json", "description": "unresolvable"},
+        },
+    }
+    option = {"type": "object", "properties": {"label": {"type": "string"}}}
+    assert to_gemini(schema) == {
+        "type": "object",
+        "properties": {
+            "first": {**option, "description": "the first"},
+            "rest": {"type": "array", "items": option},
+            "maybe": {**option, "nullable": True},
+            "gone": {"description": "unresolvable"},
+        },
+    }
+
+
+def test_gemini_conversion_cuts_recursive_refs_at_the_depth_limit() -> None:
+    tree = {
+        "$ref": "#/$defs/Node",
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "description": "a node",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            }
+        },
+    }
+    out = to_gemini(tree)
+    depth, node = 0, out
+    while "properties" in node:
+        node = node["properties"]["children"]["items"]
+        depth += 1
+    assert depth == GEMINI_REF_DEPTH
+    assert node == {"type": "object", "description": "a node"}
+    assert not gemini_violations(out)
+    # a ref to the root itself stops too
+    root = {"type": "object", "properties": {"again": {"$ref": "#"}}}
+    assert not gemini_violations(to_gemini(root))
+
+
+def test_gemini_profile_is_unchanged_by_the_conversion() -> None:
+    # the profile also feeds OpenAI-format payloads (OpenAI-compatible endpoints): it keeps what it kept
+    schema = {"$schema": "x", "type": "integer", "minimum": 0, "default": 3}
+    assert adapt(schema, "gemini") == schema
+
+
+_BANNED_NAMES = ["default", "minimum", "const", "$ref", "a", "b"]
+_REFS = ["#/$defs/Leaf", "#/$defs/Node", "#", "#/$defs/missing", "#/definitions/Old"]
+_leaves = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["string", "integer", "number", "boolean"])},
+        optional={
+            "minimum": st.integers(-5, 5),
+            "maximum": st.integers(-5, 5),
+            "exclusiveMinimum": st.integers(-5, 5),
+            "default": st.integers(),
+            "description": st.text(max_size=5),
+        },
+    ),
+    st.builds(lambda value: {"const": value}, st.one_of(st.text(max_size=3), st.integers(), st.none())),
+    st.builds(
+        lambda values: {"enum": values}, st.lists(st.one_of(st.text(max_size=3), st.integers()), min_size=1)
+    ),
+    st.builds(
+        lambda kind: {"type": [kind, "null"]}, st.sampled_from(["string", "integer", "object", "array"])
+    ),
+    st.builds(lambda ref: {"$ref": ref}, st.sampled_from(_REFS)),
+    st.just({}),
+    st.booleans(),
+)
+json_schemas = st.recursive(
+    _leaves,
+    lambda inner: st.one_of(
+        st.builds(lambda items: {"type": "array", "items": items}, inner),
+        st.builds(
+            lambda props, extra: {"type": "object", "properties": props, "additionalProperties": extra},
+            st.dictionaries(st.sampled_from(_BANNED_NAMES), inner, max_size=3),
+            st.one_of(st.booleans(), inner),
+        ),
+        st.builds(
+            lambda branches: {"anyOf": [*branches, {"type": "null"}]}, st.lists(inner, min_size=1, max_size=3)
+        ),
+        st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(
+            lambda target, description: {"$ref": target, "description": description},
+            st.sampled_from(_REFS),
+            st.text(max_size=3),
+        ),
+    ),
+    max_leaves=8,
+)
+root_schemas = st.builds(
+    lambda props, leaf, node, old: {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": props,
+        "$defs": {
+            "Leaf": leaf,
+            "Node": {"type": "object", "properties": {"next": node, "self": {"$ref": "#/$defs/Node"}}},
+        },
+        "definitions": {"Old": old},
+    },
+    st.dictionaries(st.sampled_from(_BANNED_NAMES), json_schemas, max_size=4),
+    json_schemas,
+    json_schemas,
+    json_schemas,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(root_schemas, json_schemas))
+def test_gemini_conversion_never_sends_a_banned_key_and_is_idempotent(schema) -> None:
+    before = copy.deepcopy(schema)
+    out = to_gemini(schema)
+
+    assert gemini_violations(out) == []
+    assert to_gemini(out) == out
+    assert schema == before  # the input is left alone
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        assert set(out["properties"]) == set(schema["properties"])  # names are never mistaken for keys

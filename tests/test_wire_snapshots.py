@@ -2,7 +2,8 @@
 
 Each snapshot is one tool as a request to that provider carries it, in the provider's own shape:
 OpenAI ``{"type": "function", "function": {name, description, parameters, strict}}``, Anthropic
-``{name, description, input_schema}`` and a Gemini function declaration ``{name, description, parameters}``.
+``{name, description, input_schema, eager_input_streaming}`` and a Gemini function declaration
+``{name, description, parameters}`` (its parameters in Google's OpenAPI-style subset).
 They live in ``tests/snapshots/wire/<profile>/<tool>.json``.
 
 The tool is taken from :meth:`Session.resolve` for a real model of that provider that is offered it
@@ -39,7 +40,7 @@ import pytest
 
 from opencode_cli.project import Project
 from opencode_cli.registry import ModelRef
-from opencode_cli.schema import adapt
+from opencode_cli.schema import adapt, to_gemini
 from opencode_cli.session import WireTool
 from opencode_cli.wire import render
 
@@ -94,10 +95,11 @@ def wire_tools(project: Project, profile: str) -> dict[str, dict[str, Any]]:
     """Every built-in of ``project`` as ``profile`` sends it, with how it was obtained under ``"via"``."""
     models, forced = PROFILES[profile]
     table: dict[str, dict[str, Any]] = {}
+    host = {"question": lambda questions: None}  # only a host that can answer is offered question
     for model in models:
-        for tool in project.session(model=ModelRef.parse(model)).resolve():
+        for tool in project.session(model=ModelRef.parse(model), extra=host).resolve():
             table.setdefault(tool.name, {"via": f"resolve for {model}", "wire": one(tool, profile)})
-    for tool in project.session(profile=forced).resolve():
+    for tool in project.session(profile=forced, extra=host).resolve():
         table.setdefault(
             tool.name, {"via": f"resolve with profile {forced} (no model)", "wire": one(tool, profile)}
         )
@@ -201,6 +203,8 @@ def test_resolved_schema_is_the_profile_applied_to_the_tool_schema(resolved, pro
             wire = snapshot.get("function") or snapshot
             parameters = wire["input_schema"] if profile == "anthropic" else wire["parameters"]
             expected = adapt(project.registry.get(tool_id).tool.load().schema(), forced)
+            if profile == "gemini":  # the Gemini payload converts the profile's schema (``wire.render``)
+                expected = to_gemini(expected)
             assert parameters == expected, tool_id
             assert ("strict" in wire) is (profile == "openai"), tool_id
             if profile == "openai":
@@ -219,3 +223,97 @@ def test_placeholder_is_used_only_for_machine_specific_descriptions(resolved) ->
     if "bash" in BUILTINS:
         assert "bash" in placeholders
     assert not any(YEAR in description_of(s) for tools in resolved.values() for s in tools.values())
+
+
+#: What no schema in a Gemini declaration carries, at any depth (``const`` is sent as a one-value enum).
+GEMINI_BANNED = {"$schema", "additionalProperties", "$ref", "$defs", "definitions", "default"} | {
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "const",
+}
+
+
+def schema_nodes(node: Any, path: str):
+    """Every schema inside ``node``; the names under ``properties`` and enum values are data, not keys."""
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    for key, value in node.items():
+        if key in ("properties", "patternProperties", "$defs", "definitions") and isinstance(value, dict):
+            for name, sub in value.items():
+                yield from schema_nodes(sub, f"{path}.{key}.{name}")
+        elif key in ("enum", "const", "required", "default", "examples"):
+            continue
+        elif isinstance(value, dict):
+            yield from schema_nodes(value, f"{path}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from schema_nodes(item, f"{path}.{key}[{i}]")
+
+
+@pytest.mark.parametrize("tool_id", BUILTINS)
+def test_gemini_payload_has_none_of_the_keys_google_refuses(resolved, tool_id: str) -> None:
+    declaration = resolved["gemini"][tool_id]
+    found = [
+        f"{path}.{key}"
+        for path, node in schema_nodes(declaration["parameters"], "parameters")
+        for key in sorted(GEMINI_BANNED & set(node))
+    ]
+    nulls = [
+        path
+        for path, node in schema_nodes(declaration["parameters"], "parameters")
+        if isinstance(node.get("type"), list)
+        or any(isinstance(b, dict) and b.get("type") == "null" for b in node.get("anyOf") or [])
+    ]
+    assert found == [] and nulls == [], tool_id
+
+
+def test_gemini_payload_drops_the_bounds_and_defaults_of_the_builtins(resolved) -> None:
+    gemini = {name: snapshot["parameters"] for name, snapshot in resolved["gemini"].items()}
+    if "bash" in gemini:
+        assert gemini["bash"]["properties"]["timeout"] == {
+            "type": "integer",
+            "description": "Optional timeout in milliseconds",
+        }
+    offset = gemini["read"]["properties"]["offset"]
+    assert offset["type"] == "integer" and not {"minimum", "maximum"} & set(offset)
+    if "webfetch" in gemini:
+        assert "default" not in gemini["webfetch"]["properties"]["format"]
+    # Anthropic and OpenAI payloads keep them (``$schema`` too for Anthropic)
+    assert resolved["anthropic"]["read"]["input_schema"]["properties"]["offset"]["minimum"] == 0
+
+
+@pytest.mark.parametrize("tool_id", BUILTINS)
+def test_anthropic_entries_ask_for_eager_input_streaming(resolved, tool_id: str) -> None:
+    entry = resolved["anthropic"][tool_id]
+    assert entry["eager_input_streaming"] is True
+    assert list(entry) == ["via", "name", "description", "input_schema", "eager_input_streaming"]
+    assert "eager_input_streaming" not in resolved["openai"][tool_id]
+    assert "eager_input_streaming" not in resolved["openai"][tool_id]["function"]
+    assert "eager_input_streaming" not in resolved["gemini"][tool_id]
+
+
+def test_render_gemini_converts_whatever_profile_made_the_tool() -> None:
+    """A tool with the openai profile's ``$ref``/``$defs`` still goes out inlined in a Gemini declaration."""
+    parameters = {
+        "type": "object",
+        "properties": {"item": {"$ref": "#/$defs/Item"}, "mode": {"const": "fast"}},
+        "$defs": {"Item": {"type": "object", "properties": {"n": {"type": ["integer", "null"]}}}},
+        "additionalProperties": False,
+    }
+    [wrapper] = render([WireTool("t", "a tool", parameters, None)], "gemini")
+    [declaration] = wrapper["functionDeclarations"]
+    assert declaration["parameters"] == {
+        "type": "object",
+        "properties": {
+            "item": {"type": "object", "properties": {"n": {"type": "integer", "nullable": True}}},
+            "mode": {"enum": ["fast"]},
+        },
+    }
+    # the OpenAI payload of the same tool is the parameters as given
+    [entry] = render([WireTool("t", "a tool", parameters, None)], "openai")
+    assert entry == {
+        "type": "function",
+        "function": {"name": "t", "description": "a tool", "parameters": parameters},
+    }
