@@ -10,6 +10,7 @@ collected into ``options``. A table for a built-in agent changes only the keys i
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -65,7 +66,11 @@ class Agent:
             "description": self.description,
             "hidden": self.hidden,
             "builtin": self.builtin,
-            "permission": [{**rule.as_dict(), "source": rule.source} for rule in self.permission],
+            # a fixed key order here (opencode-cli's own listing), whatever form the rule was written in
+            "permission": [
+                {"permission": r.permission, "pattern": r.pattern, "action": r.action, "source": r.source}
+                for r in self.permission
+            ],
             "model": str(self.model) if self.model else None,
             "prompt": self.prompt,
             "steps": self.steps,
@@ -81,11 +86,13 @@ def _rules(table: Mapping[str, Any], home: str, source: str = "defaults") -> Rul
 
 
 def _legacy_tools(tools: Mapping[str, Any], source: str) -> Ruleset:
-    """The deprecated ``tools = {name = bool}`` switches as rules (write/edit/patch share ``edit``)."""
+    """The deprecated ``tools = {name = bool}`` switches as rules (write/edit/patch share ``edit``).
+
+    OpenCode turns each into ``permission[name] = action`` before ``fromConfig``, so they are short rules."""
     rules = []
     for name, enabled in tools.items():
         key = "edit" if name in ("write", "edit", "patch", "apply_patch", "multiedit") else name
-        rules.append(Rule(key, "*", "allow" if enabled else "deny", source))
+        rules.append(Rule(key, "*", "allow" if enabled else "deny", source, short=True))
     return rules
 
 
@@ -96,8 +103,15 @@ def build_agents(
     truncate_glob: str,
     data_dir: Path,
     extra_allowed_dirs: Iterable[str] = (),
+    root: str | os.PathLike[str] | None = None,
 ) -> dict[str, Agent]:
-    """Every agent of a project, with rulesets in OpenCode's order: defaults, config, per-agent, exemption."""
+    """Every agent of a project, with rulesets in OpenCode's order: defaults, config, per-agent, exemption.
+
+    ``root`` is the project's root (its git worktree, or the directory outside git): the ``edit`` patterns
+    the file tools ask with are relative to it, so the plan agent's plan-file rules are too (see
+    :func:`plan_patterns`). Left out, the global plans folder stays an absolute pattern, which no ``edit``
+    pattern matches.
+    """
     allowlist = {truncate_glob: "allow", **{pattern: "allow" for pattern in extra_allowed_dirs}}
     defaults = _rules(
         {
@@ -111,7 +125,7 @@ def build_agents(
         },
         home,
     )
-    plans = str(data_dir / "plans" / "*.md")
+    local_plans, global_plans = plan_patterns(data_dir, root)
     builtins = {
         "build": Agent(
             "build",
@@ -129,7 +143,7 @@ def build_agents(
                     "question": "allow",
                     "plan_exit": "allow",
                     "task": {"general": "deny"},
-                    "edit": {"*": "deny", ".opencode/plans/*.md": "allow", plans: "allow"},
+                    "edit": {"*": "deny", local_plans: "allow", global_plans: "allow"},
                 },
                 home,
                 "defaults.plan",
@@ -190,6 +204,16 @@ def build_agents(
         if not opted_out:
             agent.permission.append(exemption)
     return agents
+
+
+def plan_patterns(data_dir: Path, root: str | os.PathLike[str] | None) -> tuple[str, str]:
+    """The plan agent's plan files as ``edit`` patterns: ``.opencode/plans/*.md`` and the global
+    ``<data>/plans/*.md`` relative to ``root`` (``../…`` when the data folder is elsewhere), as OpenCode's
+    ``path.relative(Instance.worktree, …)`` gives it, with ``/`` separators."""
+    global_plans = os.path.join(str(data_dir), "plans", "*.md")
+    if root is not None:
+        global_plans = os.path.relpath(global_plans, os.fspath(root))
+    return ".opencode/plans/*.md", global_plans.replace(os.sep, "/")
 
 
 def _config_rules(value: Any, home: str, where: str) -> Ruleset:

@@ -101,6 +101,7 @@ class Generation:
             home=str(paths.home_dir(env)),
             truncate_glob=self.truncator.glob,
             data_dir=paths.data_dir(env),
+            root=self.project.root,
             extra_allowed_dirs=[
                 os.path.join(str(paths.tmp_dir()), "*"),
                 *(os.path.join(folder, "*") for folder in self.skills.directories()),

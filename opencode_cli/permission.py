@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,10 +33,27 @@ class Rule:
     action: Action
     source: str = field(default="", compare=False)
     """Where the rule came from (``defaults``, ``config``, ``agent.plan``, ``--allow``…); not compared."""
+    short: bool = field(default=False, compare=False)
+    """Written as ``perm = "action"`` (not as a pattern table); only the key order of :meth:`as_dict`
+    depends on it. Not compared: it changes how a rule prints, never what it matches."""
 
     def as_dict(self) -> dict[str, str]:
-        """The rule as OpenCode prints it in error messages (without the source)."""
+        """The rule as OpenCode prints it in error messages (without the source), keys in the order
+        OpenCode's object has them: ``fromConfig`` writes ``{permission, action, pattern}`` for
+        ``perm = "action"`` and ``{permission, pattern, action}`` for a pattern table; rules OpenCode builds
+        itself (approvals, the truncation exemption, subagent session rules) have the table's order."""
+        if self.short:
+            return {"permission": self.permission, "action": self.action, "pattern": self.pattern}
         return {"permission": self.permission, "pattern": self.pattern, "action": self.action}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "") -> Rule:
+        """The inverse of :meth:`as_dict` (a stored rule): the key order tells which form it was written in.
+        The action is not checked here."""
+        keys = [key for key in data if key in ("pattern", "action")]
+        return cls(
+            data["permission"], data["pattern"], data["action"], source, short=keys == ["action", "pattern"]
+        )
 
 
 Ruleset = list[Rule]
@@ -93,8 +110,9 @@ def _expand(pattern: str, home: str) -> str:
 def from_config(config: Mapping[str, Any] | str, home: str, source: str = "config") -> Ruleset:
     """Rules from a ``[permission]`` table, in the table's key order.
 
-    A string value is one rule for pattern ``*``; a table gives one rule per pattern, with ``~``,
-    ``~/x``, ``$HOME`` and ``$HOME/x`` expanded. A bare string for the whole table means ``{"*": it}``.
+    A string value is one rule for pattern ``*`` (a ``short`` rule: it prints its action before its
+    pattern); a table gives one rule per pattern, with ``~``, ``~/x``, ``$HOME`` and ``$HOME/x`` expanded.
+    A bare string for the whole table means ``{"*": it}``.
     Values that are not actions raise :class:`ValueError` naming the key.
     """
     if isinstance(config, str):
@@ -102,7 +120,7 @@ def from_config(config: Mapping[str, Any] | str, home: str, source: str = "confi
     rules: Ruleset = []
     for permission, value in config.items():
         if isinstance(value, str):
-            rules.append(Rule(permission, "*", _action(value, permission), source))
+            rules.append(Rule(permission, "*", _action(value, permission), source, short=True))
         elif isinstance(value, Mapping):
             for pattern, action in value.items():
                 action_ = _action(action, f"{permission}.{pattern}")
@@ -318,9 +336,7 @@ def inherited(parent: Iterable[Rule], subagent: Iterable[Rule], primary_tools: I
     """
     own = {rule.permission for rule in subagent}
     rules = [
-        Rule(
-            rule.permission, rule.pattern, rule.action, f"parent: {rule.source}" if rule.source else "parent"
-        )
+        replace(rule, source=f"parent: {rule.source}" if rule.source else "parent")
         for rule in parent
         if rule.action == "deny" or rule.permission == "external_directory"
     ]

@@ -477,3 +477,97 @@ def test_build_agents_directly(tmp_path: Path) -> None:
     assert action("edit", str(tmp_path / "plans" / "x.md"), plan) == "allow"
     assert action("task", "general", plan) == "deny"
     assert action("todowrite", "*", agents["general"].permission) == "deny"
+
+
+def test_build_agents_with_a_root_allows_the_global_plans_relative_to_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    agents = build_agents({}, home=HOME, truncate_glob="/t/*", data_dir=tmp_path / "data", root=root)
+    plan = agents["plan"].permission
+    assert action("edit", "../data/plans/x.md", plan) == "allow"
+    assert action("edit", ".opencode/plans/x.md", plan) == "allow"
+    assert action("edit", str(tmp_path / "data" / "plans" / "x.md"), plan) == "deny"
+    assert action("edit", "../data/plans/x.txt", plan) == "deny"
+
+
+# -- how a rule prints: the key order of OpenCode's config loader -------------------------------------
+
+
+PERMISSION_ACTION_PATTERN = ["permission", "action", "pattern"]
+PERMISSION_PATTERN_ACTION = ["permission", "pattern", "action"]
+
+
+def test_a_string_value_prints_its_action_before_its_pattern() -> None:
+    (rule,) = rules({"bash": "allow"})
+    assert list(rule.as_dict()) == PERMISSION_ACTION_PATTERN
+    assert rule.as_dict() == {"permission": "bash", "action": "allow", "pattern": "*"}
+
+
+def test_a_pattern_table_prints_its_pattern_before_its_action() -> None:
+    ruleset = rules({"bash": {"*": "deny", "git *": "allow"}})
+    assert [list(rule.as_dict()) for rule in ruleset] == [PERMISSION_PATTERN_ACTION] * 2
+
+
+def test_a_whole_string_config_is_the_short_form() -> None:
+    (rule,) = rules("deny")
+    assert list(rule.as_dict()) == PERMISSION_ACTION_PATTERN
+
+
+def test_the_form_does_not_change_equality_hashing_or_matching() -> None:
+    short, table = rules({"bash": "allow"})[0], rules({"bash": {"*": "allow"}})[0]
+    assert short == table == Rule("bash", "*", "allow")
+    assert hash(short) == hash(table)
+    assert evaluate("bash", "ls", [short]) == evaluate("bash", "ls", [table])
+    assert list(Rule("bash", "*", "allow").as_dict()) == PERMISSION_PATTERN_ACTION
+
+
+def test_the_form_survives_merge_and_a_round_trip_through_a_dict() -> None:
+    merged = merge(rules({"read": "allow"}), rules({"read": {"*.env": "ask"}}))
+    assert [list(rule.as_dict()) for rule in merged] == [PERMISSION_ACTION_PATTERN, PERMISSION_PATTERN_ACTION]
+    again = [Rule.from_dict(rule.as_dict(), "stored") for rule in merged]
+    assert again == merged
+    assert [rule.as_dict() for rule in again] == [rule.as_dict() for rule in merged]
+    assert [list(rule.as_dict()) for rule in again] == [PERMISSION_ACTION_PATTERN, PERMISSION_PATTERN_ACTION]
+    assert again[0].source == "stored"
+
+
+def test_builtin_defaults_print_as_they_are_written(tmp_path: Path) -> None:
+    agents = build_agents({}, home=HOME, truncate_glob="/t/*", data_dir=tmp_path)
+    printed = [rule.as_dict() for rule in agents["build"].permission]
+    assert printed[0] == {"permission": "*", "action": "allow", "pattern": "*"}
+    assert list(printed[0]) == PERMISSION_ACTION_PATTERN
+    reads = [rule for rule in printed if rule["permission"] == "read"]
+    assert [list(rule) for rule in reads] == [PERMISSION_PATTERN_ACTION] * 4
+    by_key = {(rule["permission"], rule["pattern"]): list(rule) for rule in printed}
+    assert by_key[("doom_loop", "*")] == PERMISSION_ACTION_PATTERN
+    assert by_key[("question", "*")] == PERMISSION_ACTION_PATTERN
+    assert by_key[("external_directory", "*")] == PERMISSION_PATTERN_ACTION
+    # the truncation exemption is built as an object literal {permission, pattern, action}
+    assert printed[-1] == {"permission": "external_directory", "pattern": "/t/*", "action": "allow"}
+    assert list(printed[-1]) == PERMISSION_PATTERN_ACTION
+    plan = [rule.as_dict() for rule in agents["plan"].permission if rule.permission in ("task", "plan_exit")]
+    assert plan == [
+        {"permission": "plan_exit", "action": "deny", "pattern": "*"},
+        {"permission": "plan_exit", "action": "allow", "pattern": "*"},
+        {"permission": "task", "pattern": "general", "action": "deny"},
+    ]
+    assert [list(rule) for rule in plan] == [PERMISSION_ACTION_PATTERN] * 2 + [PERMISSION_PATTERN_ACTION]
+
+
+def test_config_and_legacy_tools_print_as_written(make_project, project_dir, write_file) -> None:
+    write_file(
+        project_dir / "opencode.toml",
+        """
+        [tools]
+        webfetch = false
+
+        [permission]
+        bash = "ask"
+        edit = { "src/*" = "deny" }
+        """,
+    )
+    build = make_project().agent("build").permission
+    printed = {rule.source: list(rule.as_dict()) for rule in build if rule.permission in ("webfetch", "edit")}
+    assert printed == {"config tools": PERMISSION_ACTION_PATTERN, "permission": PERMISSION_PATTERN_ACTION}
+    bash = [rule.as_dict() for rule in build if rule.permission == "bash"]
+    assert bash == [{"permission": "bash", "action": "ask", "pattern": "*"}]
+    assert list(bash[0]) == PERMISSION_ACTION_PATTERN

@@ -745,3 +745,80 @@ def test_closed_session_no_longer_answers(make_project, outside: Path) -> None:
 
     run(main())
     assert prompt.requests == []
+
+
+# -- the relevant rules of a deny, printed as OpenCode's config loader builds them ------------------------
+
+
+def test_deny_prints_each_rule_in_the_form_it_was_written() -> None:
+    from opencode_cli.permission import from_config
+
+    service = PermissionService()
+    ruleset = from_config({"*": "allow", "bash": {"git *": "allow", "rm *": "deny"}, "edit": "deny"}, "/h")
+
+    async def main() -> DeniedError:
+        with pytest.raises(DeniedError) as caught:
+            await service.ask(request(patterns=["rm -rf /"]), ruleset)
+        return caught.value
+
+    error = run(main())
+    assert str(error) == DENIED.format(
+        '[{"permission":"*","action":"allow","pattern":"*"},'
+        '{"permission":"bash","pattern":"git *","action":"allow"},'
+        '{"permission":"bash","pattern":"rm *","action":"deny"}]'
+    )
+
+
+def test_deny_through_a_project_prints_defaults_and_config_as_written(
+    make_project, project_dir: Path, write_file
+) -> None:
+    write_file(project_dir / "opencode.toml", '[permission]\nread = { "*.secret" = "deny" }\nbash = "ask"\n')
+    write_file(project_dir / "key.secret", "hush\n")
+    project = make_project()
+    with pytest.raises(DeniedError) as caught:
+        read_in(project, project_dir / "key.secret", Recorder())
+    assert str(caught.value) == DENIED.format(
+        '[{"permission":"*","action":"allow","pattern":"*"},'
+        '{"permission":"read","pattern":"*","action":"allow"},'
+        '{"permission":"read","pattern":"*.env","action":"ask"},'
+        '{"permission":"read","pattern":"*.env.*","action":"ask"},'
+        '{"permission":"read","pattern":"*.env.example","action":"allow"},'
+        '{"permission":"read","pattern":"*.secret","action":"deny"}]'
+    )
+
+
+def test_session_rules_print_permission_pattern_action(make_project, outside: Path) -> None:
+    """Rules a host gives a session (``--allow``, ``--deny``) print as ``{permission, pattern, action}``."""
+    project = make_project()
+    rules = [
+        Rule("external_directory", f"{outside.parent}/*", "allow", "--allow"),
+        Rule("read", "*", "deny", "--deny"),
+    ]
+    with pytest.raises(DeniedError) as caught:
+        read_in(project, outside, Recorder(), rules=rules)
+    assert str(caught.value).endswith(
+        '{"permission":"read","pattern":"*.env.example","action":"allow"},'
+        '{"permission":"read","pattern":"*","action":"deny"}]'
+    )
+    assert '[{"permission":"*","action":"allow","pattern":"*"},' in str(caught.value)
+
+
+def test_a_subagent_inherits_the_parents_rules_in_their_form() -> None:
+    from opencode_cli.permission import from_config, inherited
+
+    parent = from_config({"bash": "deny", "edit": {"src/*": "deny"}}, "/h", "config")
+    rules = inherited(parent, [])
+    printed = [rule.as_dict() for rule in rules]
+    assert printed[:2] == [
+        {"permission": "bash", "action": "deny", "pattern": "*"},
+        {"permission": "edit", "pattern": "src/*", "action": "deny"},
+    ]
+    assert [list(rule) for rule in printed[:2]] == [
+        ["permission", "action", "pattern"],
+        ["permission", "pattern", "action"],
+    ]
+    assert [rule.source for rule in rules[:2]] == ["parent: config", "parent: config"]
+    assert printed[2:] == [
+        {"permission": "todowrite", "pattern": "*", "action": "deny"},
+        {"permission": "task", "pattern": "*", "action": "deny"},
+    ]

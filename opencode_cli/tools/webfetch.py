@@ -228,6 +228,12 @@ async def _read(response: httpx.Response) -> bytes:
     return bytes(body)
 
 
+def status_error(status: int, method: str, url: str) -> str:
+    """The text of a non-2xx answer, as Effect's ``filterStatusOk`` words it: the status, the method and the
+    URL as the tool requested it (not where redirects led)."""
+    return f"StatusCode: non 2xx status code ({status} {method} {url})"
+
+
 async def _exchange(url: str, format: str, seconds: float, ctx: ToolContext) -> tuple[str, bytes]:
     """GET ``url`` (redirects followed, one retry after a Cloudflare challenge): content type and body."""
     from . import _http
@@ -245,7 +251,7 @@ async def _exchange(url: str, format: str, seconds: float, ctx: ToolContext) -> 
             response = await client.send(retry, stream=True)
         try:
             if not response.is_success:
-                raise ToolError(f"Request failed with status code: {response.status_code}")
+                raise ToolError(status_error(response.status_code, "GET", url))
             body = await _read(response)
         finally:
             await response.aclose()

@@ -288,8 +288,8 @@ def test_deny_wins_over_allow_with_the_exact_denied_text(run_process, secret: Pa
     )
     assert result.returncode == 1
     assert result.stdout == ""
-    rules = [
-        {"permission": "*", "pattern": "*", "action": "allow"},
+    rules = [  # as OpenCode prints them: the short form `"*": "allow"` puts action before pattern
+        {"permission": "*", "action": "allow", "pattern": "*"},
         {"permission": "read", "pattern": "*", "action": "allow"},
         {"permission": "read", "pattern": "*.env", "action": "ask"},
         {"permission": "read", "pattern": "*.env.*", "action": "ask"},

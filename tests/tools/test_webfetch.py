@@ -328,7 +328,24 @@ def test_non_2xx_fails(harness: Harness, server: LocalServer, status: int) -> No
         reply(handler, status, b"nope", {"Content-Type": "text/plain"})
 
     url = server.route("/status", handle)
-    assert harness.error({"url": url}) == f"Request failed with status code: {status}"
+    assert harness.error({"url": url}) == f"StatusCode: non 2xx status code ({status} GET {url})"
+
+
+def test_non_2xx_names_the_status_method_and_url(harness: Harness, server: LocalServer) -> None:
+    url = server.url("/missing")  # no route: the server answers 404
+    assert url.startswith("http://127.0.0.1:")
+    assert harness.error({"url": url}) == f"StatusCode: non 2xx status code (404 GET {url})"
+
+
+def test_non_2xx_after_a_redirect_names_the_url_requested(harness: Harness, server: LocalServer) -> None:
+    start = server.route("/moved", redirect(server.url("/gone")))
+    assert harness.error({"url": start}) == f"StatusCode: non 2xx status code (404 GET {start})"
+    assert [seen.path for seen in server.requests] == ["/moved", "/gone"]
+
+
+def test_non_2xx_keeps_the_query_of_the_url(harness: Harness, server: LocalServer) -> None:
+    url = server.url("/missing") + "?q=1&r=two"
+    assert harness.error({"url": url}) == f"StatusCode: non 2xx status code (404 GET {url})"
 
 
 def cloudflare(passes_with: str | None) -> Any:
@@ -350,7 +367,7 @@ def test_cloudflare_challenge_is_retried_with_an_honest_agent(harness: Harness, 
 
 def test_cloudflare_retry_happens_once(harness: Harness, server: LocalServer) -> None:
     url = server.route("/cf", cloudflare(None))
-    assert harness.error({"url": url}) == "Request failed with status code: 403"
+    assert harness.error({"url": url}) == f"StatusCode: non 2xx status code (403 GET {url})"
     assert len(server.requests) == 2
 
 
@@ -359,7 +376,7 @@ def test_plain_403_is_not_retried(harness: Harness, server: LocalServer) -> None
         reply(handler, 403, b"forbidden")
 
     url = server.route("/403", handle)
-    assert harness.error({"url": url}) == "Request failed with status code: 403"
+    assert harness.error({"url": url}) == f"StatusCode: non 2xx status code (403 GET {url})"
     assert len(server.requests) == 1
 
 
