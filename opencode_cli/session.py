@@ -1,8 +1,9 @@
 """A session: what a model is offered and what happens to the calls it makes (core spec §4, §6, §8.4).
 
 :meth:`Session.resolve` gives the wire tools of a request: the registry's tools for the model, minus the
-tools the permissions deny wholly and those switched off per request, with each schema shaped by the
-provider's profile, sorted by name. :meth:`Session.dispatch` takes a raw call as the model sent it:
+tools the permissions deny wholly and those switched off per request (``question`` too, when the session
+has no question asker: nobody could answer), with each schema shaped by the provider's profile, sorted by
+name. :meth:`Session.dispatch` takes a raw call as the model sent it:
 repair (a wrong-case name; anything else is rerouted to ``invalid`` with the SDK's error text), the
 doom-loop ask after three identical calls, then :meth:`Session.execute`.
 
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
+#: The tool offered only to a session that can put questions to a user, and the ``extra`` key of the asker
+#: (:mod:`opencode_cli.tools._question`).
+QUESTION_TOOL = "question"
+QUESTION_ASKER = "question"
 
 
 @dataclass
@@ -185,9 +190,7 @@ class Session:
         if stored is None:
             raise NotFoundError(f"no stored session {session_id}")
         rules = [
-            Rule(r["permission"], r["pattern"], r["action"], "stored")
-            for r in stored.get("permission") or []
-            if r.get("action") in ACTIONS
+            Rule.from_dict(r, "stored") for r in stored.get("permission") or [] if r.get("action") in ACTIONS
         ]
         options.setdefault("rules", rules)
         options.setdefault("title", stored.get("title", ""))
@@ -431,13 +434,19 @@ class Session:
         """The wire tools of a request, sorted by name (core spec §6.1–§6.2, §8.4).
 
         ``tools`` are per-request switches: a tool set to ``False`` is left out. ``invalid`` is never
-        offered; calls are rerouted to it by :meth:`dispatch`.
+        offered; calls are rerouted to it by :meth:`dispatch`. ``question`` is offered only when someone
+        can answer: without a question asker (``extra["question"]``) it is switched off for the request,
+        as in OpenCode's non-interactive runs; it stays registered.
         """
         from .schema import adapt, can_be_strict, profile_for
         from .tools._collate import sort_key
 
         model = self.model
-        offer = self.project.offer(model, self.agent, rules=self.rules, switches=tools)
+        switches = dict(tools or {})
+        if self.extra.get(QUESTION_ASKER) is None:  # nobody can answer: off, as the last switch
+            switches.pop(QUESTION_TOOL, None)  # (the last matching switch decides, so no "*" turns it on)
+            switches[QUESTION_TOOL] = False
+        offer = self.project.offer(model, self.agent, rules=self.rules, switches=switches or None)
         profile = self.profile or (profile_for(model.provider, model.id) if model else "default")
         strict = {"openai": False, "openai-strict": True}.get(profile)
         wire = []
@@ -455,36 +464,43 @@ class Session:
         """The tool and arguments a raw call becomes (core spec §4.2).
 
         A name that is only wrong in case becomes the lower-case tool; an unknown name, or arguments that
-        are not valid JSON, turn the call into ``invalid`` with ``{tool, error}``.
+        are not valid JSON, turn the call into ``invalid`` with ``{tool, error}``. ``invalid`` itself is
+        never offered but is a tool of the request all the same (OpenCode leaves it out of ``activeTools``
+        only), so a model that calls it by name has it run.
         """
+        name, args, _ = self._repair(call)
+        return name, args
+
+    def _repair(self, call: ToolCall) -> tuple[str, dict[str, Any], bool]:
+        """:meth:`repair`, and whether the call was rerouted to ``invalid``."""
         import json
+
+        from .registry import INVALID
 
         offered = self._offered if self._offered is not None else {t.name: t for t in self.resolve()}
         name = call.name
-        if name not in offered:
+        if name not in offered and not (name == INVALID and offered):  # with no tools, not even invalid
             lowered = name.lower()
             if lowered != name and lowered in offered:
                 name = lowered
             else:
                 names = sorted([*offered, "invalid"], key=_collate_key)
                 listing = f"Available tools: {', '.join(names)}." if offered else "No tools are available."
-                return "invalid", {
-                    "tool": call.name,
-                    "error": f"Model tried to call unavailable tool '{call.name}'. {listing}",
-                }
+                error = f"Model tried to call unavailable tool '{call.name}'. {listing}"
+                return INVALID, {"tool": call.name, "error": error}, True
         raw = call.arguments
         if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return name, {}
+            return name, {}, False
         if not isinstance(raw, str):
-            return name, dict(raw) if isinstance(raw, dict) else raw  # type: ignore[return-value]
+            return name, dict(raw) if isinstance(raw, dict) else raw, False  # type: ignore[return-value]
         try:
             parsed = json.loads(raw)
         except json.JSONDecodeError as error:
             message = (
                 f"Invalid input for tool {name}: JSON parsing failed: Text: {raw}.\nError message: {error}"
             )
-            return "invalid", {"tool": call.name, "error": message}
-        return name, parsed
+            return INVALID, {"tool": call.name, "error": message}, True
+        return name, parsed, False
 
     async def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> ToolPart:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
@@ -492,7 +508,7 @@ class Session:
         from .schema import strict_nulls_to_absent
 
         call_id = call.id or ascending_id("call")
-        name, args = self.repair(call)
+        name, args, rerouted = self._repair(call)
         part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
         offered = self._offered or {}
         if self.profile == "openai-strict" and name in offered and isinstance(args, dict):
@@ -506,7 +522,7 @@ class Session:
         part.status = "completed"
         part.output, part.title = result.output, result.title
         part.metadata, part.attachments = result.metadata, result.attachments
-        if name == "invalid":
+        if rerouted:
             part.metadata = {**part.metadata, "rerouted": True}
         return part
 

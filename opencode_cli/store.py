@@ -1,5 +1,6 @@
 """The sqlite store: state that outlives one process (permission approvals given with "always", each
-session's todo list, and session transcripts: sessions, messages and parts as OpenCode's JSON).
+session's todo list, session transcripts: sessions, messages and parts as OpenCode's JSON, and the nearby
+instruction files a remembered session was shown).
 
 One file, ``<data>/opencode.db``, in WAL mode with a busy timeout so two processes can use it at once.
 The schema is versioned with ``PRAGMA user_version``; each migration runs once, in order, inside a
@@ -66,6 +67,16 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX part_message ON part (message_id, position);
     CREATE INDEX part_session ON part (session_id);
+    """,
+    # 4: the nearby instruction files (AGENTS.md…) the read tool showed in a remembered session, so a
+    # later process of the same session does not show them again (opencode_cli.tools._instructions)
+    """
+    CREATE TABLE instruction_shown (
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (session_id, path)
+    );
     """,
 )
 
@@ -176,6 +187,25 @@ class Store:
                 (session_id,),
             ).fetchall()
         return [{"content": c, "status": s, "priority": p} for c, s, p in rows]
+
+    # -- instruction files shown -------------------------------------------------------------------
+
+    def claim_instruction(self, session_id: str, path: str) -> bool:
+        """Record that the instructions of ``path`` are shown in ``session_id``; ``False`` when they already
+        were (by this process or another: the check and the record are one statement)."""
+        with self.connect() as connection:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO instruction_shown VALUES (?, ?, ?)", (session_id, path, time.time())
+            )
+            return cursor.rowcount == 1
+
+    def instructions_shown(self, session_id: str) -> set[str]:
+        """The instruction file paths already shown in ``session_id``."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT path FROM instruction_shown WHERE session_id = ?", (session_id,)
+            ).fetchall()
+        return {path for (path,) in rows}
 
     # -- transcripts: sessions, messages, parts ------------------------------------------------------
 

@@ -247,6 +247,48 @@ def test_unknown_tool_goes_to_invalid_with_the_sdk_text(make_project) -> None:
     assert "invalid" in listing and "read" in listing
 
 
+def test_a_direct_call_to_invalid_is_run(make_project) -> None:
+    session = make_project().session(model=CLAUDE)
+    assert "invalid" not in names(session)
+
+    [part] = dispatch(session, call("invalid", {"tool": "frobnicate", "error": "no such thing"}))
+
+    assert (part.tool, part.requested, part.status, part.title) == (
+        "invalid",
+        "invalid",
+        "completed",
+        "Invalid Tool",
+    )
+    assert part.text == f"{INVALID_PREFIX}no such thing"
+    assert part.input == {"tool": "frobnicate", "error": "no such thing"}
+    assert "rerouted" not in part.metadata
+    assert session.repair(call("invalid", '{"tool": "x", "error": "y"}')) == (
+        "invalid",
+        {"tool": "x", "error": "y"},
+    )
+
+
+def test_a_direct_call_to_invalid_with_bad_arguments_is_a_validation_error(make_project) -> None:
+    session = make_project().session(model=CLAUDE)
+
+    [part] = dispatch(session, call("invalid", {"tool": "x"}))
+
+    assert (part.tool, part.status) == ("invalid", "error")
+    assert part.text.startswith("The invalid tool was called with invalid arguments: ")
+
+
+def test_a_direct_call_to_invalid_with_no_tools_offered_is_unavailable(make_project, project_dir) -> None:
+    (project_dir / "opencode.toml").write_text('[permission]\n"*" = "deny"\n')
+    session = make_project().session(model=CLAUDE)
+
+    [part] = dispatch(session, call("invalid", {"tool": "x", "error": "y"}))
+
+    assert part.text == (
+        f"{INVALID_PREFIX}Model tried to call unavailable tool 'invalid'. No tools are available."
+    )
+    assert part.metadata.get("rerouted") is True
+
+
 def test_name_whose_lower_case_is_not_a_tool_is_not_repaired(make_project) -> None:
     session = make_project().session(model=CLAUDE)
 

@@ -25,6 +25,9 @@ from .common import (
     with_mcp,
 )
 
+#: Tools that put questions to the user through the question asker (:mod:`opencode_cli.tools._question`).
+ASKING_TOOLS = frozenset({"question", "plan_exit"})
+
 
 def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_json: bool) -> None:
     """Print the tools a model is offered (and, with ``show_all``, the others with the reason)."""
@@ -154,22 +157,35 @@ def _terminal_prompt(yes: bool) -> Any:
     return approve if yes else ask
 
 
+def question_asker(answers: Sequence[str] = (), *, always: bool = False) -> Any:
+    """The CLI's question asker: a :class:`~.question_prompt.TerminalAsker` when someone can answer (a
+    terminal to ask on, or ``--answer`` values), else ``None`` so the session does not offer ``question``
+    (as OpenCode's non-interactive runs). ``always``: give one anyway (a tool the user runs by name says
+    itself that there is no terminal)."""
+    from .question_prompt import TerminalAsker
+
+    asker = TerminalAsker(list(answers))
+    return asker if always or asker.pending or asker.interactive() else None
+
+
 def session_options(
     yes: bool,
     allow: list[str],
     deny: list[str],
     session_id: str | None,
     answers: Sequence[str] = (),
+    *,
+    asker: Any = None,
 ) -> dict[str, Any]:
     """The Session options the CLI's flags stand for: the terminal (or --yes) prompt, live progress,
-    --allow/--deny rules, the question asker (with --answer values), and a remembered named session."""
-    from .question_prompt import TerminalAsker
-
+    --allow/--deny rules, the question asker (when someone can answer: see :func:`question_asker`; or
+    ``asker``), and a remembered named session."""
+    asker = asker if asker is not None else question_asker(answers)
     options: dict[str, Any] = {
         "prompt": _terminal_prompt(yes),
         "on_metadata": _progress_printer(),
         "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
-        "extra": {"question": TerminalAsker(list(answers))},
+        "extra": {"question": asker} if asker is not None else {},
     }
     if session_id:
         options.update(id=session_id, remember=True)
@@ -234,8 +250,9 @@ def run_tool(
     with friendly_errors():
         project = make_project()
         servers = project.mcp.servers_for(tool_id) if project.generation.mcp_servers else None
-        options = session_options(yes, allow, deny, session_id, answers)
-        asker = options["extra"]["question"]
+        # a question the user runs by name is put to them (or says there is no terminal) all the same
+        asker = question_asker(answers, always=tool_id in ASKING_TOOLS)
+        options = session_options(yes, allow, deny, session_id, answers, asker=asker)
         session = project.session(agent, **options)
 
     def prepare() -> tuple[str, dict[str, Any]]:
@@ -273,7 +290,7 @@ def run_tool(
     finally:
         if sys.stderr.isatty() and session.on_metadata is not None:
             sys.stderr.write("\r\x1b[2K")
-    if asker.unused:
+    if asker is not None and asker.unused:
         err(f"warning: {len(asker.unused)} --answer value(s) not used: no question took them")
     output = result.output
     if full and result.metadata.get("outputPath"):

@@ -31,10 +31,13 @@ def _session(
 def schema(model_text: str | None, agent: str | None, format: str | None, profile: str | None) -> None:
     """Print the ``tools`` payload a request for ``model_text`` carries, in the provider's wire shape."""
     from ..wire import WireError, default_format, render
+    from .tools_cmd import question_asker
 
     with friendly_errors():
         project = make_project()
-        session = _session(project, model_text, agent, profile)
+        asker = question_asker()  # ``question`` is offered as by ``tools call``: if someone can answer
+        extra = {"question": asker} if asker is not None else {}
+        session = _session(project, model_text, agent, profile, extra=extra)
         tools = with_mcp(project, session.resolve)
         chosen = format or default_format(session.model.provider if session.model else None)
         try:

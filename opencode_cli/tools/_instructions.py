@@ -5,6 +5,11 @@ When the read tool opens a file in a subdirectory of the project, instruction fi
 A file is skipped when it is the file being read, when the system prompt already carries it, when an
 earlier tool result of the conversation listed it in ``metadata.loaded``, or when another read of the
 same assistant message already claimed it.
+
+In a remembered session (``ctx.session.remember``: a named session kept in the project's store) what was
+shown is also kept in the store, by session id and path: a later process of the same session, or another
+process working in it at the same time, whose transcript does not (yet) hold that result, does not show
+it again. The check and the record are one statement, so two processes cannot both show a file.
 """
 
 from __future__ import annotations
@@ -143,6 +148,15 @@ def _claim(ctx: ToolContext, path: str) -> bool:
         return True
 
 
+def _store_of(ctx: ToolContext) -> Any:
+    """The store keeping what a remembered session was shown, or ``None`` (no session, not remembered)."""
+    session = ctx.session
+    if session is None or not getattr(session, "remember", False):
+        return None
+    project = ctx.project if ctx.project is not None else getattr(session, "project", None)
+    return getattr(project, "store", None)
+
+
 def _read_text(path: str) -> str | None:
     try:
         with open(path, "rb") as handle:
@@ -163,15 +177,21 @@ def resolve(ctx: ToolContext, target: str | Path, env: Mapping[str, str] | None 
     current = os.path.dirname(target)
     names = file_names(env)
     skip: set[str] | None = None
+    store = _store_of(ctx)
     found: list[Instruction] = []
     while current != root and contains(root, current):
         candidate = _first_existing(current, names)
         if candidate is not None and candidate != target:
             if skip is None:
                 skip = system_paths(ctx, env) | previously_loaded(ctx.messages)
+                if store is not None:
+                    skip |= store.instructions_shown(ctx.session_id)
             if candidate not in skip and _claim(ctx, candidate):
                 content = _read_text(candidate)
-                if content is not None:
+                shown = content is not None and (
+                    store is None or store.claim_instruction(ctx.session_id, candidate)
+                )
+                if shown:
                     found.append(Instruction(candidate, f"Instructions from: {candidate}\n{content}"))
         parent = os.path.dirname(current)
         if parent == current:

@@ -336,3 +336,22 @@ def test_skill_runs_from_the_command_line(run_process: Callable[..., Any], cli_e
     missing = run_process("tools", "run", "skill", "name=nope")
     assert missing.returncode == 1
     assert missing.stderr.strip() == 'Skill "nope" not found. Available skills: customize-opencode, deploy'
+
+
+# -- question is offered only where someone can answer ------------------------------------------------------
+
+
+def test_on_a_terminal_the_schema_offers_question(cli_env: dict[str, str]) -> None:
+    child = spawn(cli_env, "tools", "schema", "--model", "anthropic/claude-sonnet-4-5")
+    output, status = finish(child)
+    assert status == 0
+    names = [entry["name"] for entry in json.loads(output[output.index("[") :])]
+    assert "question" in names
+
+
+def test_without_a_terminal_tools_run_question_with_answers_still_works(
+    run_process: Callable[..., Any],
+) -> None:
+    result = run_process("tools", "run", "question", questions(COLOUR), "--answer", "2")
+    assert result.returncode == 0, result.stderr
+    assert '"What is your favourite colour?"="Blue"' in result.stdout

@@ -75,7 +75,10 @@ def test_schema_for_gpt5_is_the_openai_payload(run_cli) -> None:
 def test_schema_in_anthropic_format(run_cli) -> None:
     data = payload(run_cli("tools", "schema", "--model", "gpt-5", "--format", "anthropic"))
 
-    assert all(set(entry) == {"name", "description", "input_schema"} for entry in data)
+    assert all(
+        set(entry) == {"name", "description", "input_schema", "eager_input_streaming"} for entry in data
+    )
+    assert all(entry["eager_input_streaming"] is True for entry in data)
     read = next(entry for entry in data if entry["name"] == "read")
     assert read["input_schema"]["required"] == ["filePath"]
 
@@ -100,10 +103,31 @@ def test_schema_for_gemini_is_the_gemini_shape_and_profile(run_cli, level_tool) 
     level = declarations["volume"]["parameters"]["properties"]["level"]
     assert level["enum"] == ["1", "2", "3"] and level["type"] == "string"
 
-    # the same model under another format keeps the gemini profile
+    # Google's OpenAPI-style subset: no $schema, bounds or defaults anywhere
+    assert "$schema" not in declarations["read"]["parameters"]
+    assert declarations["read"]["parameters"]["properties"]["offset"] == {
+        "type": "integer",
+        "description": declarations["read"]["parameters"]["properties"]["offset"]["description"],
+    }
+    assert "default" not in level
+    text = json.dumps(data)
+    assert not any(f'"{key}":' in text for key in ("$schema", "additionalProperties", "$ref", "$defs"))
+
+    # the same model under another format keeps the gemini profile, and the OpenAI payload is not converted
     openai_shape = functions(run_cli("tools", "schema", "--model", "google/gemini-2.5-pro", "-f", "openai"))
     assert openai_shape["volume"]["parameters"]["properties"]["level"]["enum"] == ["1", "2", "3"]
     assert "strict" not in openai_shape["volume"]
+    assert openai_shape["read"]["parameters"]["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert openai_shape["read"]["parameters"]["properties"]["offset"]["minimum"] == 0
+
+
+def test_schema_in_gemini_format_for_another_profile_is_converted_too(run_cli) -> None:
+    [wrapper] = payload(run_cli("tools", "schema", "--model", "gpt-5", "--format", "gemini"))
+
+    declarations = {d["name"]: d for d in wrapper["functionDeclarations"]}
+    assert "apply_patch" in declarations
+    text = json.dumps(wrapper)
+    assert not any(f'"{key}":' in text for key in ("$schema", "additionalProperties", "minimum", "default"))
 
 
 def test_schema_with_the_openai_strict_profile(run_cli) -> None:
@@ -373,3 +397,38 @@ def test_schema_as_a_process(run_process) -> None:
     assert result.returncode == 0, result.stderr
     names = [entry["function"]["name"] for entry in json.loads(result.stdout)]
     assert "apply_patch" in names and "edit" not in names
+
+
+# -- question: offered only where someone can answer -------------------------------------------------------
+
+
+def test_without_a_terminal_question_is_not_in_the_schema_but_still_listed(run_process) -> None:
+    result = run_process("tools", "schema", "--model", "anthropic/claude-sonnet-4-5")
+    assert result.returncode == 0, result.stderr
+    names = [entry["name"] for entry in json.loads(result.stdout)]
+    assert "question" not in names and "read" in names
+
+    listed = run_process("tools", "list", "--json")  # the registry's view: the client rule only
+    assert listed.returncode == 0, listed.stderr
+    assert "question" in [entry["id"] for entry in json.loads(listed.stdout)["tools"]]
+
+
+def test_without_a_terminal_a_call_to_question_is_an_unavailable_tool(run_process) -> None:
+    result = run_process("tools", "call", '{"name":"question","arguments":"{\\"questions\\":[]}"}')
+
+    assert result.returncode == 1
+    assert result.stdout.startswith(
+        "The arguments provided to the tool are invalid: Model tried to call unavailable tool 'question'. "
+    )
+    listing = result.stdout.rstrip().partition("Available tools: ")[2].removesuffix(".").split(", ")
+    assert "question" not in listing and "read" in listing
+
+
+def test_a_direct_call_to_invalid_is_run(run_process) -> None:
+    call = {"name": "invalid", "arguments": json.dumps({"tool": "frob", "error": "bad frob"})}
+    result = run_process("tools", "call", json.dumps(call), "--json")
+
+    [part] = json.loads(result.stdout)["parts"]
+    assert (part["tool"], part["requested"], part["status"]) == ("invalid", "invalid", "completed")
+    assert part["output"] == "The arguments provided to the tool are invalid: bad frob"
+    assert "rerouted" not in part["metadata"]

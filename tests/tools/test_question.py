@@ -283,3 +283,42 @@ def test_terminal_asker_uses_answers_then_needs_a_terminal() -> None:
     asker = TerminalAsker(["1"], stdin=io.StringIO(), stderr=io.StringIO())
     with pytest.raises(ToolError, match=r"Only 1 --answer value\(s\) for 2 questions"):
         asyncio.run(asker([_cli_question(), _cli_question(question="Size?")]))
+
+
+# -- offered only where someone can answer -------------------------------------------------------------
+
+
+def offered_names(session: Any, **options: Any) -> list[str]:
+    return [wire.name for wire in session.resolve(**options)]
+
+
+def test_a_session_without_an_asker_is_not_offered_question(project: Project) -> None:
+    with project.session() as session:
+        assert "question" not in offered_names(session)
+        assert "question" not in offered_names(session, tools={"question": True})  # nobody could answer
+        assert "question" not in offered_names(session, tools={"question": True, "*": True})
+        assert "read" in offered_names(session)
+    # still registered, and the project's (the registry's) view offers it under the client rule
+    assert "question" in project.registry.entries
+    assert "question" in project.offer().ids()
+    hidden = {h.entry.id: h.reason for h in project.offer(switches={"question": False}).hidden}
+    assert hidden["question"] == "switched off for this request"
+
+
+def test_a_session_with_an_asker_is_offered_question(project: Project) -> None:
+    with project.session(extra={"question": Asker([["A"]])}) as session:
+        assert "question" in offered_names(session)
+        assert "question" not in offered_names(session, tools={"question": False})
+
+
+def test_a_call_to_question_without_an_asker_is_an_unavailable_tool(project: Project) -> None:
+    import asyncio
+
+    from opencode_cli.session import ToolCall
+
+    with project.session() as session:
+        part = asyncio.run(session.dispatch(ToolCall("question", '{"questions": []}')))
+    assert part.tool == "invalid"
+    assert "Model tried to call unavailable tool 'question'. Available tools: " in part.text
+    listing = part.text.partition("Available tools: ")[2].removesuffix(".").split(", ")
+    assert "question" not in listing and "read" in listing

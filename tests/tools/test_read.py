@@ -601,6 +601,43 @@ def test_image_read_lists_instructions_in_metadata(project: Project, root: Path)
     assert result.metadata["loaded"] == [str(root / "img" / "AGENTS.md")]
 
 
+def test_remembered_session_keeps_shown_instructions_in_the_store(project: Project, root: Path) -> None:
+    (root / "sub").mkdir()
+    agents = root / "sub" / "AGENTS.md"
+    agents.write_text("be kind")
+    (root / "sub" / "x.txt").write_text("x")
+    # two hosts in the same remembered session, both opened before either read (each loaded the transcript)
+    first = project.session(id="ses_shared", remember=True)
+    second = project.session(id="ses_shared", remember=True)
+    shown = project.portal.call(first.execute, "read", {"filePath": "sub/x.txt"})
+    assert shown.metadata["loaded"] == [str(agents)]
+    again = project.portal.call(second.execute, "read", {"filePath": "sub/x.txt"})
+    assert again.metadata["loaded"] == []
+    assert "be kind" not in again.output
+    assert project.store.instructions_shown("ses_shared") == {str(agents)}
+
+
+def test_sessions_not_remembered_keep_nothing_in_the_store(project: Project, root: Path) -> None:
+    (root / "sub").mkdir()
+    agents = root / "sub" / "AGENTS.md"
+    agents.write_text("be kind")
+    (root / "sub" / "x.txt").write_text("x")
+    for _ in range(2):
+        result = read(project, {"filePath": "sub/x.txt"}, id="ses_plain")
+        assert result.metadata["loaded"] == [str(agents)]
+    assert project.store.instructions_shown("ses_plain") == set()
+    other = read(project, {"filePath": "sub/x.txt"}, id="ses_other", remember=True)
+    assert other.metadata["loaded"] == [str(agents)]
+
+
+def test_store_claims_an_instruction_once_per_session(project: Project) -> None:
+    store = project.store
+    assert store.claim_instruction("ses_a", "/p/AGENTS.md") is True
+    assert store.claim_instruction("ses_a", "/p/AGENTS.md") is False
+    assert store.claim_instruction("ses_b", "/p/AGENTS.md") is True
+    assert store.instructions_shown("ses_a") == {"/p/AGENTS.md"}
+
+
 # -- beyond read.test.ts -------------------------------------------------------------------------------
 
 
