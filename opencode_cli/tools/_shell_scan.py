@@ -6,8 +6,9 @@
   subshells, ``$(...)``, backticks, process substitutions, here-documents, function bodies...), except
   the commands that only change directory (``cd``, ``pushd``...) — these become the ``bash`` ask;
 * ``always``: for each such command its arity prefix plus `` *`` (:mod:`._arity`);
-* ``dirs``: every directory outside the project that a path argument of a *file command*, or a
-  redirection target, lies in — these become one ``external_directory`` ask.
+* ``dirs``: every directory outside the project that a path argument of a *file command*, a word of any
+  other command naming an existing path, or a redirection target, lies in — these become one
+  ``external_directory`` ask.
 
 What OpenCode does (the baseline) and what this scan adds (marked *ours* below, so a reader can tell):
 
@@ -16,6 +17,16 @@ What OpenCode does (the baseline) and what this scan adds (marked *ours* below, 
   more grep sed source .``, a shell's script file, ``dd`` (its ``if=``/``of=`` operands) and ``find``
   (its start paths, and the command after ``-exec``). A command named by a path (``/bin/rm``) or
   escaped (``\\rm``, ``"rm"``) is still recognised (ours).
+* Any other command (ours): every argument word that names a path which *exists* outside the project
+  counts, whatever the command (``awk 1 /x/secret``, ``ls /x``, ``python /x/s.py``, ``tar cf - /x``,
+  ``git -C /x log``), and so do the value of ``--opt=PATH`` / ``-o=PATH`` and of ``NAME=PATH``
+  (``make DESTDIR=/x``); words are read and resolved as below (``~``, ``$HOME``, ``cd`` tracking). A
+  word that names nothing that exists (``-n``, ``HEAD~1``, a URL, a pattern, a number, an output file
+  still to be made) asks nothing; a glob counts by its literal prefix, or the directory it lies in. The
+  command name itself, values glued to a short option (``-I/x``) and paths inside larger words
+  (``-v /x:/mnt``) are not read. A wrapper's own words count too (``xargs -a /x/list``). The directory
+  asked for is the same as for a file command: the path itself when it is a directory, else the
+  directory it lies in (real paths, symlinks resolved).
 * Redirection targets (``>``, ``>>``, ``2>``, ``&>``, ``<``, here-documents' ``> file``) are checked like
   path arguments (ours; OpenCode does not look at redirections). Harmless devices such as ``/dev/null``
   are never reported, whichever command names them (ours).
@@ -475,6 +486,8 @@ class _Scanner:
                 value = self.literal(argument, state)
                 if value is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value.text):
                     state.variables[value.text] = None
+        else:
+            self.existing_paths(arguments, state)
 
     def path_arguments(
         self, base: str, arguments: list[Node], state: _State, spec: ArgSpec | None
@@ -584,6 +597,7 @@ class _Scanner:
                 index += 1
                 continue
             break
+        self.existing_paths(arguments[:index], state)  # the wrapper's own words (``xargs -a FILE``)
         rest = arguments[index:]
         if not rest:
             return
@@ -649,11 +663,13 @@ class _Scanner:
                 script = words[index] if index < len(words) else None
                 if script is not None:
                     self.script(script.text, state.copy())
+                self.existing_paths(arguments[index + 1 :], state)  # the script's $0, $1...
                 return
             elif text == "--" or not text.startswith(("-", "+")):
                 script_file = words[index] if text == "--" and index < len(words) else word
                 if script_file is not None and script_file.text != "--":
                     self.path(script_file, state)  # a script file is read like source reads one
+                self.existing_paths(arguments[index + 1 if text == "--" else index :], state)
                 return
 
     def eval_script(self, arguments: list[Node], state: _State) -> None:
@@ -677,6 +693,31 @@ class _Scanner:
         full = self.resolve(value, state)
         if full is not None:
             self.check(full)
+
+    def existing_paths(self, arguments: list[Node], state: _State) -> None:
+        """Check every word of ``arguments`` that names an existing path (any command; ours).
+
+        A word counts when, read as the shell reads it and resolved against the tracked directory, it
+        names a path that exists now; so do the value of ``--opt=VALUE`` / ``-o=VALUE`` and of
+        ``NAME=VALUE`` (``make DESTDIR=...``). A glob counts by its literal prefix, or the directory that
+        prefix lies in. A word that names nothing (``-n``, ``HEAD~1``, a URL, a pattern, a number, a path
+        that does not exist) asks nothing. Dynamic words are skipped, as everywhere.
+        """
+        for argument in arguments:
+            value = self.literal(argument, state)
+            if value is None:
+                continue
+            for candidate in _path_candidates(value, self._home("")):
+                full = self.resolve(candidate, state)
+                if full is None:
+                    continue
+                if not os.path.lexists(full):
+                    if candidate.glob is None:
+                        continue
+                    full = os.path.dirname(full)
+                    if not os.path.isdir(full):
+                        continue
+                self.check(full)
 
     def resolve(self, value: _Literal, state: _State) -> str | None:
         """The absolute path a literal word names (a glob keeps its literal prefix)."""
@@ -815,6 +856,37 @@ def _has_command(node: Node) -> bool:
     if node.type == "command":
         return True
     return any(_has_command(child) for child in node.named_children)
+
+
+def _path_candidates(value: _Literal, home: str | None) -> list[_Literal]:
+    """The texts in a word that may name a path: the word, or the value of an option or assignment."""
+    text = value.text
+    if not text or "\0" in text:
+        return []
+    name, equals, rest = text.partition("=")
+    if text.startswith("-"):
+        if not equals or not rest:
+            return []  # an option (``-n``, ``--verbose``) or ``-`` (standard input)
+        candidate = _Literal(rest, _shift(value.glob, len(name) + 1))
+    elif equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        if not rest:
+            return [value]
+        candidate = _Literal(rest, _shift(value.glob, len(name) + 1))
+        if value.glob is not None and value.glob <= len(name):
+            candidate = _Literal(rest, 0)
+        return [value, _tilde(candidate, home)]
+    else:
+        return [value]
+    if value.glob is not None and value.glob <= len(name):
+        candidate = _Literal(rest, 0)
+    return [_tilde(candidate, home)]
+
+
+def _tilde(value: _Literal, home: str | None) -> _Literal:
+    """``~`` or ``~/...`` at the start of an option's value, expanded (to ask rather than miss)."""
+    if home and (value.text == "~" or value.text.startswith("~/")):
+        return _Literal(home + value.text[1:], None if value.glob is None else value.glob + len(home) - 1)
+    return value
 
 
 def _shift(glob: int | None, by: int) -> int | None:

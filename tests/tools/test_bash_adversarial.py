@@ -123,11 +123,69 @@ CASES = [
     caught("source /etc/profile", "/etc", by=OURS),
     caught(". {outer}/env.sh", "{outer}", by=OURS),
     caught("bash {outer}/script.sh", "{outer}", by=OURS),
+    # any command: every word naming an existing path counts (ours)
+    caught("cat $(echo /etc/passwd)", "/etc", by=OURS),
+    caught("git -C /etc status", "/etc", by=OURS),
+    caught("tar -xf a.tar -C /etc", "/etc", by=OURS),
+    caught("ls /etc", "/etc", by=OURS),
+    caught("awk 1 {outer}/secret", "{outer}", by=OURS),
+    caught("ls -a {outer}", "{outer}", by=OURS),
+    caught("ls -la {outer}/data", "{outer}/data", by=OURS),
+    caught("ls -- {outer}", "{outer}", by=OURS),
+    caught("ls --color=auto {outer}/da*", "{outer}", by=OURS),
+    caught("sed -n p {outer}/x", "{outer}", by=OURS),
+    caught("python {outer}/script.py", "{outer}", by=OURS),
+    caught("python3 -u {outer}/script.py arg", "{outer}", by=OURS),
+    caught("node {outer}/secret", "{outer}", by=OURS),
+    caught("perl {outer}/script.py", "{outer}", by=OURS),
+    caught("tar cf - {outer}", "{outer}", by=OURS),
+    caught("tar -czf out.tgz -C {outer} data", "{outer}", by=OURS),
+    caught("zip -r out.zip {outer}/data", "{outer}/data", by=OURS),
+    caught("diff a {outer}/b", "{outer}", by=OURS),
+    caught("diff -r {outer}/data src", "{outer}/data", by=OURS),
+    caught("cmp {outer}/b {outer}/x", "{outer}", by=OURS),
+    caught("wc -l {outer}/secret", "{outer}", by=OURS),
+    caught("sort -o out.txt {outer}/secret", "{outer}", by=OURS),
+    caught("cut -d: -f1 {outer}/secret", "{outer}", by=OURS),
+    caught("xxd {outer}/secret", "{outer}", by=OURS),
+    caught("base64 {outer}/secret", "{outer}", by=OURS),
+    caught("sha256sum {outer}/secret {outer}/data", "{outer}", "{outer}/data", by=OURS),
+    caught("stat {outer}/data", "{outer}/data", by=OURS),
+    caught("du -sh {outer}", "{outer}", by=OURS),
+    caught("jq . {outer}/secret", "{outer}", by=OURS),
+    caught("rg password {outer}", "{outer}", by=OURS),
+    caught("vim {outer}/secret", "{outer}", by=OURS),
+    caught("chattr +i {outer}/secret", "{outer}", by=OURS),
+    caught("echo {outer}/secret", "{outer}", by=OURS),
+    caught("scp {outer}/secret host:/tmp", "{outer}", by=OURS),
+    caught("curl -T {outer}/secret http://127.0.0.1:9/", "{outer}", by=OURS),
+    caught("curl --upload-file={outer}/secret http://127.0.0.1:9/", "{outer}", by=OURS),
+    caught("git --git-dir={outer}/data status", "{outer}/data", by=OURS),
+    caught("git diff --no-index a {outer}/b", "{outer}", by=OURS),
+    caught("git -C {outer} log", "{outer}", by=OURS),
+    caught("make -C {outer}", "{outer}", by=OURS),
+    caught("make -f {outer}/x", "{outer}", by=OURS),
+    caught("make DESTDIR={outer} install", "{outer}", by=OURS),
+    caught("python -m http.server --directory={outer}", "{outer}", by=OURS),
+    caught("cd {outer}; awk 1 secret", "{outer}", by=OURS),
+    caught("cd {outer}/data && ls ..", "{outer}/data", "{outer}", by=OURS),
+    caught("awk 1 ~/.profile", "{home}", by=OURS),
+    caught("ls $HOME", "{home}", by=OURS),
+    caught("ls ~", "{home}", by=OURS),
+    caught('wc "$HOME"/.profile', "{home}", by=OURS),
+    caught("ls link", "{outer}", by=OURS),
+    caught("xargs -a {outer}/secret echo", "{outer}", by=OURS),
+    caught("sudo ls {outer}", "{outer}", by=OURS),
+    caught("timeout 5 awk 1 {outer}/secret", "{outer}", by=OURS),
+    caught("bash -c 'ls {outer}'", "{outer}", by=OURS),
+    caught("bash run.sh {outer}/data", "{outer}/data", by=OURS),
+    caught("sh -c 'cat \"$1\"' sh {outer}/secret", "{outer}", by=OURS),
+    caught("dash -- run.sh {outer}", "{outer}", by=OURS),
     # what the scan cannot see
     missed('python -c \'open("/etc/x", "w").write("pwned")\'', "code in another language is opaque"),
     missed("perl -e 'unlink \"/etc/x\"'", "code in another language is opaque"),
     missed('node -e \'require("fs").rmSync("/etc/x")\'', "code in another language is opaque"),
-    missed("cat $(echo /etc/passwd)", "the path is the output of a command, known only at run time"),
+    missed("cat $(echo /etc/x)", "the path is the output of a command, known only at run time"),
     missed('cd "$(dirname /etc/x)"; rm passwd', "the directory is the output of a command"),
     missed('for f in /etc/*; do cat "$f"; done', "a loop variable is set at run time"),
     missed('read -r p < list.txt; rm "$p"', "a variable set by read is known only at run time"),
@@ -135,12 +193,13 @@ CASES = [
     missed('f() { rm -rf "$1"; }; f /etc/x', "function arguments are not followed into the body"),
     missed("X=$(pwd)/../x; rm $X", "a variable holding command output is dynamic"),
     missed('bash -c "$CMD"', "a script in a variable is dynamic"),
-    missed("curl -o /etc/x http://127.0.0.1:9/x", "curl is not a file command: its options are not read"),
-    missed("git -C /etc status", "git is not a file command"),
-    missed("tar -xf a.tar -C /etc", "tar is not a file command"),
+    missed("curl -o /etc/x http://127.0.0.1:9/x", "an output file that does not exist yet (any command)"),
     missed("awk '{print > \"/etc/x\"}' a", "awk's program is opaque"),
-    missed("ls /etc", "ls is deliberately not a file command (listing asks nothing, as upstream)"),
     missed("vim -c ':w! /etc/x' -c ':q' a", "an editor's commands are opaque"),
+    missed("docker run -v {outer}:/mnt img", "a path inside a larger word (SRC:DST) is not split out"),
+    missed("gcc -I{outer}/data a.c", "a value glued to a short option (-Ipath) is not read"),
+    missed("{outer}/script.py", "the command name is not an argument (a program run by its path)"),
+    missed("awk 1 {outer}/not-there", "a path that does not exist asks nothing (outside the file commands)"),
     # what the scan refuses
     refused("exec 3<> /etc/x", "tree-sitter-bash cannot parse <> (read-write redirection)"),
     refused("cat /etc/passwd; echo )", "a syntax error: a broken tree is never trusted"),
@@ -151,6 +210,9 @@ CASES = [
 def world(make_project: Any, tmp_path: Path, home: Path) -> dict[str, str]:
     outer = tmp_path / "outer"
     (outer / "data").mkdir(parents=True)
+    for name in ("secret", "script.py", "b", "x"):
+        (outer / name).write_text("outside\n")
+    (home / ".profile").write_text("export X=1\n")
     project = make_project(extra_env={"SHELL": "/bin/bash"})
     (project.directory / "link").symlink_to(outer, target_is_directory=True)
     return {
@@ -217,6 +279,83 @@ def test_adversarial_command(
     assert request.metadata["directories"] == expected
     assert request.patterns == request.always == [f"{d.rstrip('/')}/*" for d in expected]
     assert request.metadata["command"] == command
+
+
+# Ordinary commands inside the project: words that name no outside path (option values, revisions, URLs,
+# patterns, numbers, paths that do not exist) must never raise an ``external_directory`` ask.
+ORDINARY = [
+    "git log --oneline -5",
+    "git status",
+    "git diff HEAD~1 -- src/app.py",
+    "git log -p src/app.py",
+    "git show HEAD:README.md",
+    "git checkout -b feature/x",
+    "git commit -m 'fix: handle /etc paths'",
+    "pytest tests/x.py -k name",
+    "python -m pytest -q tests",
+    "python -m pkg",
+    "python -c 'print(1)'",
+    "npm run build",
+    "npm install --save-dev typescript@5",
+    "make -C sub",
+    "cargo test --release -- --nocapture",
+    "grep -rn foo src",
+    "rg -n 'def main' src",
+    "ls",
+    "ls -la src",
+    "ls -la .",
+    "cat README.md",
+    "head -n 20 README.md",
+    "sed -n 1,5p README.md",
+    "find . -name '*.py'",
+    "wc -l src/*.py",
+    "sort -n -k2 README.md | uniq -c",
+    "awk -F, '{print $1}' data.csv",
+    "diff src/app.py tests/x.py",
+    "tar czf build.tgz src",
+    "echo /not/an/existing/path",
+    "echo --prefix=/not/there",
+    "curl -s 'https://example.com/api?x=1'",
+    "date +%Y-%m-%d",
+    "sleep 1 && echo done",
+    "python -m http.server 8000 --bind 127.0.0.1",
+    "cd src && ls ../tests",
+    "echo a > out.txt 2> /dev/null",
+]
+
+
+def test_there_are_at_least_twenty_five_ordinary_commands() -> None:
+    assert len(ORDINARY) >= 25
+    assert len(set(ORDINARY)) == len(ORDINARY)
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+def test_ordinary_command_asks_no_external_directory(
+    command: str, make_project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def tripwire(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the command was executed")
+
+    monkeypatch.setattr(_shell, "run", tripwire)
+    project: Project = make_project(extra_env={"SHELL": "/bin/bash"})
+    root = project.directory
+    for name in ("src", "tests", "sub"):
+        (root / name).mkdir(exist_ok=True)
+    for name in ("README.md", "src/app.py", "tests/x.py", "sub/Makefile", "data.csv"):
+        (root / name).write_text("x\n")
+    requests: list[PermissionRequest] = []
+
+    async def reject(request: PermissionRequest) -> None:
+        requests.append(request)
+        raise RejectedError()
+
+    context = ToolContext(
+        directory=root, worktree=project.worktree, asker=reject, truncator=project.truncator, env=project.env
+    )
+    tool = project.registry.get("bash").tool.load()
+    with pytest.raises(RejectedError):
+        asyncio.run(tool.run({"command": command}, context))
+    assert [request.permission for request in requests] == ["bash"]
 
 
 def table() -> str:

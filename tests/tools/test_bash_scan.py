@@ -184,6 +184,40 @@ def test_options_are_not_paths(root: Path, home: Path) -> None:
     assert scan("cp --target-directory=/srv/x a", root, home).dirs == ["/srv"]
 
 
+def test_any_command_asks_for_an_existing_outside_path(root: Path, home: Path, outer: Path) -> None:
+    (outer / "file.txt").write_text("x")
+    # the same shape as the file commands: a directory itself, a file its directory
+    assert scan(f"ls -a {outer}/data", root, home).dirs == [str(outer / "data")]
+    assert scan(f"awk 1 {outer}/file.txt", root, home).dirs == [str(outer)]
+    assert scan(f"awk 1 {outer}/file.txt", root, home).dirs == scan(f"cat {outer}/file.txt", root, home).dirs
+    assert scan(f"diff a {outer}/file.txt {outer}/data", root, home).dirs == [str(outer), str(outer / "data")]
+    # option values and assignments, tilde, $HOME, cd tracking, globs
+    assert scan(f"tool --dir={outer}/data", root, home).dirs == [str(outer / "data")]
+    assert scan(f"tool -o={outer}/file.txt", root, home).dirs == [str(outer)]
+    assert scan(f"make DESTDIR={outer}", root, home).dirs == [str(outer)]
+    assert scan("tool --config=~", root, home).dirs == [str(home)]
+    assert scan("du -sh ~ $HOME", root, home).dirs == [str(home)]
+    assert scan(f"cd {outer}; wc -l file.txt", root, home).dirs == [str(outer)]
+    assert scan(f"python {outer}/fi*", root, home).dirs == [str(outer)]
+    assert scan(f"python {outer}/zz*", root, home).dirs == [str(outer)]
+
+
+def test_any_command_ignores_words_naming_nothing(root: Path, home: Path, outer: Path) -> None:
+    (root / "src").mkdir()
+    for command in [
+        f"awk 1 {outer}/missing",
+        f"tool --out={outer}/missing/deeper",
+        "git log -n 5 HEAD~1 -- src",
+        "curl -s https://example.com/etc",
+        "echo /not/an/existing/path 42 -n",
+        "grep -rn '/etc' src",  # a file command's pattern is not a path (its own argument rules)
+        "tool --flag= -",
+        "/usr/bin/env",  # the command name is not an argument
+        "ls /dev/null",
+    ]:
+        assert scan(command, root, home).dirs == [], command
+
+
 def test_symlink_inside_pointing_outside(root: Path, home: Path, outer: Path) -> None:
     (root / "link").symlink_to(outer, target_is_directory=True)
     assert scan("cat link/file.txt", root, home).dirs == [str(outer)]
