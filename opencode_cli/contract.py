@@ -119,11 +119,46 @@ def _format_path(loc: tuple[Any, ...] | list[Any]) -> str:
     return "".join(f"[{json.dumps(part)}]" for part in loc) or "(root)"
 
 
+#: How deep arguments may nest before they are refused (far beyond any real tool's schema).
+MAX_DEPTH = 100
+
+
+def hostile_value(value: Any) -> str | None:
+    """Why ``value`` (a call's arguments) cannot be validated at all, or ``None``: nesting deeper than
+    :data:`MAX_DEPTH`, or a string (or key) holding a lone surrogate, which is not Unicode text."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        node, loc = stack.pop()
+        if len(loc) > MAX_DEPTH:
+            return f"{_format_path(loc[:3])}…: nested deeper than {MAX_DEPTH} levels"
+        if isinstance(node, str):
+            if _has_surrogate(node):
+                return f"{_format_path(loc)}: a string with a lone surrogate is not valid Unicode text"
+        elif isinstance(node, Mapping):
+            for key, item in node.items():
+                if isinstance(key, str) and _has_surrogate(key):
+                    return f"{_format_path(loc)}: a key with a lone surrogate is not valid Unicode text"
+                stack.append((item, (*loc, key)))
+        elif isinstance(node, list | tuple):
+            stack.extend((item, (*loc, index)) for index, item in enumerate(node))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _brief(value: Any, limit: int = 80) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)[: limit * 2] if not isinstance(value, list | dict) else type(value).__name__
+    if _has_surrogate(text):
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -281,11 +316,16 @@ class Tool:
         """
         if not isinstance(args, Mapping):
             raise InvalidArgumentsError(self.id, f"(root): expected object, received {_brief(args)}")
+        problem = hostile_value(args)
+        if problem is not None:
+            raise InvalidArgumentsError(self.id, problem)
         if self.parameters is not None:
             from pydantic import ValidationError
 
             try:
                 return self.parameters.model_validate(dict(args))
+            except RecursionError:
+                raise InvalidArgumentsError(self.id, "(root): nested too deeply") from None
             except ValidationError as error:
                 detail = (
                     self._format_validation_error(error)
@@ -293,7 +333,10 @@ class Tool:
                     else describe_pydantic_errors(error.errors(include_url=False), self.schema())
                 )
                 raise InvalidArgumentsError(self.id, detail) from None
-        return self._validate_json(dict(args))
+        try:
+            return self._validate_json(dict(args))
+        except RecursionError:
+            raise InvalidArgumentsError(self.id, "(root): nested too deeply") from None
 
     def _validate_json(self, args: dict[str, Any]) -> dict[str, Any]:
         import jsonschema

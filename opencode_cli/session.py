@@ -495,9 +495,12 @@ class Session:
             return name, dict(raw) if isinstance(raw, dict) else raw, False  # type: ignore[return-value]
         try:
             parsed = json.loads(raw)
-        except json.JSONDecodeError as error:
+        except (ValueError, RecursionError) as error:  # not JSON, nested too deeply, a number too long
+            if isinstance(error, RecursionError):
+                error = ValueError("nested too deeply")  # type: ignore[assignment]
+            text = raw if len(raw) <= 2000 else raw[:2000] + f"… ({len(raw)} characters)"
             message = (
-                f"Invalid input for tool {name}: JSON parsing failed: Text: {raw}.\nError message: {error}"
+                f"Invalid input for tool {name}: JSON parsing failed: Text: {text}.\nError message: {error}"
             )
             return INVALID, {"tool": call.name, "error": message}, True
         return name, parsed, False
@@ -517,7 +520,7 @@ class Session:
         try:
             result = await self._call(name, args, call_id, abort, lambda: self._doom_loop_check(name, args))
         except Exception as error:
-            part.error = str(error) or type(error).__name__
+            part.error = error_text(error)
             return part
         part.status = "completed"
         part.output, part.title = result.output, result.title
@@ -529,7 +532,10 @@ class Session:
     async def _doom_loop_check(self, name: str, args: Any) -> None:
         import json
 
-        fingerprint = json.dumps(args, sort_keys=True, default=str)
+        try:
+            fingerprint = json.dumps(args, sort_keys=True, default=str)
+        except (ValueError, TypeError, RecursionError):  # arguments validation will refuse
+            fingerprint = f"<unserialisable {id(args)}>"
         self._recent = [*self._recent, (name, fingerprint)][-DOOM_LOOP_THRESHOLD:]
         if len(self._recent) == DOOM_LOOP_THRESHOLD and len(set(self._recent)) == 1:
             request = PermissionRequest(
@@ -555,7 +561,30 @@ def _plain(args: Any) -> dict[str, Any]:
 
     if not isinstance(args, dict):
         return {}
-    return json.loads(json.dumps(args, default=str))
+    try:
+        return json.loads(json.dumps(args, default=str))
+    except (ValueError, RecursionError):  # nested too deeply, a number too long: the call will be refused
+        return {}
+
+
+def error_text(error: Exception) -> str:
+    """The model-facing text of a failed call: a tool's own error as it is; any other exception, a bug in
+    the tool, as one line naming its type (the traceback on stderr when ``OPENCODE_DEBUG`` is set)."""
+    import os
+
+    from .errors import OpencodeError
+
+    if isinstance(error, OpencodeError):
+        return str(error) or type(error).__name__
+    if os.environ.get("OPENCODE_DEBUG"):
+        import traceback
+
+        traceback.print_exception(error)
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    detail = lines[0] if lines else ""
+    if isinstance(error, OSError | ValueError) and detail:
+        return detail  # the tool's own complaint about a path or a value ("embedded null byte")
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
 
 
 def _live(part: ToolCallPart, sink: MetadataSink | None) -> MetadataSink:

@@ -108,6 +108,11 @@ def loads(text: str) -> list[ToolCall]:
     """Parse JSON text holding one call or several."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise WireError(f"not valid JSON: {error}") from None
-    return parse_calls(value)
+    except RecursionError:
+        raise WireError("not valid JSON: nested too deeply") from None
+    except ValueError as error:  # also a number of more digits than Python converts
+        raise WireError(f"not valid JSON: {str(error).split('; use sys.')[0]}") from None
+    try:
+        return parse_calls(value)
+    except RecursionError:
+        raise WireError("the tool calls are nested too deeply") from None

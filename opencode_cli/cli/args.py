@@ -69,7 +69,9 @@ def coerce(text: str, node: Any) -> Any:
     if not types:
         try:
             return json.loads(text)
-        except json.JSONDecodeError:
+        except RecursionError:
+            raise ArgsError("nested too deeply") from None
+        except ValueError:
             return text
     if "string" in types:
         return text
@@ -86,10 +88,10 @@ _FAIL = object()
 def _parse_as(text: str, kind: str) -> Any:
     stripped = text.strip()
     if kind == "integer":
-        return int(stripped) if _INTEGER.fullmatch(stripped) else _FAIL
+        return _int(stripped) if _INTEGER.fullmatch(stripped) else _FAIL
     if kind == "number":
         if _INTEGER.fullmatch(stripped):
-            return int(stripped)
+            return _int(stripped)
         try:
             value = float(stripped)
         except ValueError:
@@ -101,12 +103,31 @@ def _parse_as(text: str, kind: str) -> Any:
     if kind == "null":
         return None if stripped in ("null", "") else _FAIL
     if kind in ("array", "object"):
-        try:
-            value = json.loads(stripped)
-        except json.JSONDecodeError:
-            return _FAIL
+        value = _json(stripped, _FAIL)
         return value if isinstance(value, list if kind == "array" else dict) else _FAIL
     return _FAIL
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts
+        raise ArgsError(f"a number of {len(text)} digits is too long") from None
+
+
+def _json(text: str, invalid: Any = None, what: str = "") -> Any:
+    """``text`` parsed as JSON; ``invalid`` when it is not JSON (or an :class:`ArgsError` when no
+    ``invalid`` is given); nesting too deep or a number too long is always an :class:`ArgsError`."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ArgsError(f"{what}nested too deeply") from None
+    except json.JSONDecodeError as error:
+        if invalid is not None:
+            return invalid
+        raise ArgsError(f"{what}not valid JSON: {error}") from None
+    except ValueError as error:  # a number of more digits than Python converts
+        raise ArgsError(f"{what}{error}".split("; use sys.")[0]) from None
 
 
 def resolve_key(key: str, properties: Iterable[str], notice: Callable[[str], None]) -> str:
@@ -153,6 +174,8 @@ def _read_file(path: str, key: str) -> str:
         return Path(path).expanduser().read_text(encoding="utf-8")
     except OSError as error:
         raise ArgsError(f"{key}: cannot read {path}: {error.strerror or error}") from None
+    except ValueError as error:  # not UTF-8 text, a NUL byte in the path
+        raise ArgsError(f"{key}: cannot read {path!r}: {str(error).splitlines()[0]}") from None
 
 
 def parse_arguments(
@@ -165,10 +188,7 @@ def parse_arguments(
     result: dict[str, Any] = {}
     for position, token in enumerate(tokens):
         if position == 0 and token.lstrip().startswith("{"):
-            try:
-                base = json.loads(token)
-            except json.JSONDecodeError as error:
-                raise ArgsError(f"the JSON object argument is not valid JSON: {error}") from None
+            base = _json(token, what="the JSON object argument: ")
             if not isinstance(base, dict):
                 raise ArgsError("the JSON argument must be an object")
             result.update(base)
@@ -178,10 +198,7 @@ def parse_arguments(
         node = properties.get(name)
         if operator in (":=", ":=@"):
             text = _read_file(value, name) if operator == ":=@" else value
-            try:
-                result[name] = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise ArgsError(f"{name}: not valid JSON: {error}") from None
+            result[name] = _json(text, what=f"{name}: ")
             continue
         text = _read_file(value, name) if operator == "=@" else value
         try:

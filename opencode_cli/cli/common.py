@@ -36,8 +36,27 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 def print_json(value: Any) -> None:
-    """Pretty JSON on stdout, keys in insertion order."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    """Pretty JSON on stdout, keys in insertion order (non-ASCII escaped if the text holds a lone
+    surrogate, which stdout cannot encode)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if not _encodable(text):
+        text = json.dumps(value, indent=2, default=str)
+    sys.stdout.write(text + "\n")
+
+
+def write_out(text: str) -> None:
+    """``text`` on stdout, ending with a newline; a lone surrogate is shown as its escape."""
+    if not _encodable(text):
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @contextmanager

@@ -284,8 +284,10 @@ def run_tool(
     except InvalidArgumentsError as error:
         _print_failure(str(error), json_)
         raise typer.Exit(EXIT_USAGE) from None
-    except Exception as error:  # every failure is a tool error the model would see as text
-        _print_failure(str(error) or type(error).__name__, json_)
+    except Exception as error:  # every failure is a tool error, as the model would see its text
+        from ..session import error_text
+
+        _print_failure(error_text(error), json_)
         raise typer.Exit(EXIT_TOOL_ERROR) from None
     finally:
         if sys.stderr.isatty() and session.on_metadata is not None:

@@ -19,6 +19,7 @@ from .common import (
     print_json,
     run_in_project,
     with_mcp,
+    write_out,
 )
 
 
@@ -101,8 +102,7 @@ def call(
                 print(
                     f"{'' if index == 0 else chr(10)}── {part.tool}{repaired} [{part.call_id}] {part.status}"
                 )
-            text_out = part.text
-            sys.stdout.write(text_out if text_out.endswith("\n") or not text_out else text_out + "\n")
+            write_out(part.text)
     failed = [p for p in parts if p.status == "error" or p.tool == "invalid"]
     if failed:
         if not as_json:
