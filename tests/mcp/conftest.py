@@ -62,33 +62,31 @@ def exit_server_command() -> list[str]:
     return [sys.executable, str(EXIT_SERVER)]
 
 
+def _demo_over_http(factory: pytest.TempPathFactory, mode: str, path: str) -> Iterator[ServerURL]:
+    """Run the demo server in ``mode`` (``http`` or ``sse``) on a free port; yield its URL; stop it."""
+    log = factory.mktemp(f"demo-{mode}") / "server.log"
+    process = start([sys.executable, str(DEMO_SERVER), mode, "0"], log)
+    try:
+        port = wait_ready_line(process, log)
+        wait_listening(process, port, log)
+        yield ServerURL.of(f"http://127.0.0.1:{port}{path}", process, log)
+    finally:
+        stop(process)
+
+
 @pytest.fixture
 def demo_http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerURL]:
     """The demo server over streamable HTTP on a free port of 127.0.0.1, a new one for each test.
 
     Yields ``http://127.0.0.1:PORT/mcp`` (a :class:`ServerURL`); stops the server at teardown.
     """
-    log = tmp_path_factory.mktemp("demo-http") / "server.log"
-    process = start([sys.executable, str(DEMO_SERVER), "http", "0"], log)
-    try:
-        port = wait_ready_line(process, log)
-        wait_listening(process, port, log)
-        yield ServerURL.of(f"http://127.0.0.1:{port}/mcp", process, log)
-    finally:
-        stop(process)
+    yield from _demo_over_http(tmp_path_factory, "http", "/mcp")
 
 
 @pytest.fixture
 def demo_sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerURL]:
     """The demo server over the older SSE transport on 127.0.0.1: yields ``http://127.0.0.1:PORT/sse``."""
-    log = tmp_path_factory.mktemp("demo-sse") / "server.log"
-    process = start([sys.executable, str(DEMO_SERVER), "sse", "0"], log)
-    try:
-        port = wait_ready_line(process, log)
-        wait_listening(process, port, log)
-        yield ServerURL.of(f"http://127.0.0.1:{port}/sse", process, log)
-    finally:
-        stop(process)
+    yield from _demo_over_http(tmp_path_factory, "sse", "/sse")
 
 
 @pytest.fixture(scope="session")
