@@ -115,13 +115,17 @@ def _not_found(path: str) -> str:
 # -- directories ---------------------------------------------------------------------------------------
 
 
-def _entries(path: str) -> list[str]:
-    """Entry names, directories (and links to directories) with a trailing ``/``, in collation order."""
+def _entries(path: str, fd: int | None = None) -> list[str]:
+    """Entry names, directories (and links to directories) with a trailing ``/``, in collation order.
+
+    With ``fd`` (a descriptor open on the directory) the listing is of that very directory; ``path`` only
+    names it in messages.
+    """
     from ._collate import sort
 
     names = []
     try:
-        with os.scandir(path) as listing:
+        with os.scandir(path if fd is None else fd) as listing:
             for entry in listing:
                 try:
                     is_dir = entry.is_dir()
@@ -133,8 +137,8 @@ def _entries(path: str) -> list[str]:
     return sort(names)
 
 
-def _read_directory(path: str, title: str, offset: int, limit: int) -> ToolResult:
-    entries = _entries(path)
+def _read_directory(path: str, title: str, offset: int, limit: int, fd: int | None = None) -> ToolResult:
+    entries = _entries(path, fd)
     start = offset - 1
     shown = entries[start : start + limit]
     truncated = start + len(shown) < len(entries)
@@ -353,11 +357,16 @@ def _read_file(
     limit: int,
     loaded: list[Any],
     abort: AbortSignal | None,
+    fd: int | None = None,
 ) -> ToolResult:
+    """Read the file; with ``fd`` (a descriptor open on it, taken over and closed here) from that very
+    file, ``path`` only naming it."""
     loaded_paths = [item.path for item in loaded]
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
+        handle = open(path if fd is None else fd, "rb")  # noqa: SIM115 - closed by the with-block below
     except OSError as error:
+        if fd is not None:
+            os.close(fd)
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
     with handle:
         sample = handle.read(SAMPLE_BYTES)
@@ -429,8 +438,11 @@ async def execute(params: ReadParameters, ctx: ToolContext) -> ToolResult:
     info, stat_error = _stat_later(path)
     is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
 
+    kind: boundary.Kind = "directory" if is_dir else "file"
+    # Judged once, at one resolved location: the ask is about exactly the location that was judged.
     judged = boundary.real(path)
-    await boundary.assert_external_directory(ctx, path, kind="directory" if is_dir else "file", bypass=bypass)
+    if not bypass:
+        await boundary.assert_external_location(ctx, judged, kind=kind)
     await ctx.ask("read", [title], always=["*"], metadata={})
     # The asks may have waited for a human: if a symlink on the path was changed meanwhile, the path now
     # leads somewhere that was not judged, so judge it again.
@@ -438,22 +450,52 @@ async def execute(params: ReadParameters, ctx: ToolContext) -> ToolResult:
         judged = now
         info, stat_error = _stat_later(path)
         is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
-        await boundary.assert_external_directory(ctx, path, kind="directory" if is_dir else "file")
+        await boundary.assert_external_location(ctx, judged, kind="directory" if is_dir else "file")
 
     if stat_error is not None:
         raise stat_error
     if info is None:
         raise ToolError(await asyncio.to_thread(_not_found, path))
 
-    offset = params.offset or 1
-    limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
-    if is_dir:
-        return await asyncio.to_thread(_read_directory, path, title, offset, limit)
+    # The path may still change between the judgement and the open (a symlink flipped in between), so
+    # what is read is judged as it was opened: its real location is taken from the descriptor, judged
+    # when it is not the location already judged, and only that descriptor is read from.
+    fd, opened, is_dir = await asyncio.to_thread(_open, path)
+    handed_over = False
+    try:
+        if not bypass and opened != judged:
+            if opened is None:
+                raise ToolError(f"Cannot read {path}: it changed while it was being opened")
+            await boundary.assert_external_location(ctx, opened, kind="directory" if is_dir else "file")
 
-    from . import _instructions
+        offset = params.offset or 1
+        limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
+        if is_dir:
+            return await asyncio.to_thread(_read_directory, path, title, offset, limit, fd)
 
-    loaded = await asyncio.to_thread(_instructions.resolve, ctx, path)
-    return await asyncio.to_thread(_read_file, path, title, offset, limit, loaded, ctx.abort)
+        from . import _instructions
+
+        loaded = await asyncio.to_thread(_instructions.resolve, ctx, path)
+        handed_over = True
+        return await asyncio.to_thread(_read_file, path, title, offset, limit, loaded, ctx.abort, fd)
+    finally:
+        if not handed_over:
+            os.close(fd)
+
+
+def _open(path: str) -> tuple[int, str | None, bool]:
+    """Open ``path`` (following its symlinks as they are at this instant) for reading: the descriptor,
+    the opened file's real location (``None`` when it cannot be told) and whether it is a directory."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
+    try:
+        is_dir = stat_module.S_ISDIR(os.fstat(fd).st_mode)
+        return fd, boundary.opened_location(fd, path), is_dir
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def init() -> dict[str, Any]:
