@@ -8,11 +8,19 @@ call with the pattern ``<dir>/*``.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from . import files
 from .context import ToolContext
+from .errors import ToolError
 
 Kind = Literal["file", "directory"]
 
@@ -71,50 +79,8 @@ async def assert_external_directory(
 # -- judging what was opened ------------------------------------------------------------------------------
 #
 # A path judged before it is opened may lead somewhere else by the time it is opened (a symlink on it can
-# be changed in between). These helpers judge the file a descriptor holds: where it really is, and whether
-# that location (already resolved, never resolved again) is inside the project.
-
-_DELETED = " (deleted)"
-
-
-def _same_file(fd_info: os.stat_result, candidate: str) -> bool:
-    try:
-        info = os.stat(candidate)
-    except OSError:
-        return False
-    return (info.st_dev, info.st_ino) == (fd_info.st_dev, fd_info.st_ino)
-
-
-def opened_location(fd: int, path: str | Path) -> str | None:
-    """The real absolute location of the file open on ``fd`` (opened from ``path``), or ``None`` when
-    it cannot be told for sure.
-
-    Linux: ``/proc/self/fd/<fd>``. Elsewhere ``F_GETPATH`` when the platform has it. Last resort: the
-    real path of ``path`` now, trusted only when it names the very file the descriptor holds.
-    """
-    fd_info = os.fstat(fd)
-    try:
-        found = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        found = None
-    if found is not None and os.path.isabs(found):
-        if found.endswith(_DELETED) and not _same_file(fd_info, found):
-            # Unlinked since it was opened: the kernel names where it was.
-            found = found[: -len(_DELETED)]
-        return os.path.normpath(found)
-    try:
-        import fcntl
-
-        get_path = getattr(fcntl, "F_GETPATH", None)
-        if get_path is not None:
-            raw = fcntl.fcntl(fd, get_path, bytes(1024))
-            found = os.fsdecode(raw.split(b"\0", 1)[0])
-            if os.path.isabs(found):
-                return os.path.normpath(found)
-    except (ImportError, OSError):
-        pass
-    candidate = real(path)
-    return candidate if _same_file(fd_info, candidate) else None
+# be changed in between). What is judged instead is the file a descriptor holds: where it really is
+# (:func:`files.opened_location`), a location already resolved and never resolved again.
 
 
 def is_inside_location(full: str, directory: str | Path, worktree: str | Path | None) -> bool:
@@ -138,3 +104,69 @@ async def assert_external_location(ctx: ToolContext, full: str, *, kind: Kind = 
         metadata={"filepath": full, "parentDir": folder},
     )
     return True
+
+
+@asynccontextmanager
+async def pinned(
+    ctx: ToolContext, path: str, *, bypass: bool = False, follow: bool = True
+) -> AsyncIterator[files.Target]:
+    """Pin ``path`` for a write (:func:`files.pin`) and judge where the pinned file really is, asking
+    ``external_directory`` for that location when it is outside the project; the directory is let go on
+    exit. Whatever is read, written or removed through the target stays where it was judged, however the
+    path's symlinks change meanwhile.
+
+    A path that cannot be pinned (a parent that is not a directory, no permission…) is judged by its name
+    before the error is raised, so the error says nothing about an outside place that was not allowed.
+    """
+    try:
+        target = await asyncio.to_thread(functools.partial(files.pin, path, follow=follow))
+    except OSError:
+        await assert_external_directory(ctx, path, bypass=bypass)
+        raise
+    try:
+        if not bypass:
+            await assert_external_location(ctx, target.location)
+        yield target
+    finally:
+        target.close()
+
+
+@dataclass
+class Opened:
+    """A file or directory held open for a child process (ripgrep) to work on, and where it really is."""
+
+    fd: int
+    location: str
+    is_dir: bool
+
+    @property
+    def for_child(self) -> str:
+        """A path naming exactly the opened file in a child process started with ``pass_fds=(fd,)``: its
+        descriptor's entry under ``/proc/self/fd`` where the system has one, else the real location."""
+        return f"/proc/self/fd/{self.fd}" if os.path.isdir("/proc/self/fd") else self.location
+
+
+@asynccontextmanager
+async def opened(ctx: ToolContext, path: str, *, bypass: bool = False) -> AsyncIterator[Opened | None]:
+    """Open ``path`` first, then judge where the opened file or directory really is (asking
+    ``external_directory`` when outside); closed on exit. ``None`` when it cannot be opened (absent, no
+    permission): then it is judged by its name, and the caller reports the problem as before.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # non-blocking: opening a FIFO must not hang
+    try:
+        fd = await asyncio.to_thread(os.open, path, flags)
+    except OSError:
+        exists = await asyncio.to_thread(os.path.isdir, path)
+        await assert_external_directory(ctx, path, kind="directory" if exists else "file", bypass=bypass)
+        yield None
+        return
+    try:
+        is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
+        location = await asyncio.to_thread(files.opened_location, fd, path)
+        if location is None:
+            raise ToolError(f"Cannot search {path}: it changed while it was being opened")
+        if not bypass:
+            await assert_external_location(ctx, location, kind="directory" if is_dir else "file")
+        yield Opened(fd, location, is_dir)
+    finally:
+        os.close(fd)

@@ -12,9 +12,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import errno
 import hashlib
 import os
+import secrets
+import stat
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -48,47 +52,249 @@ def encode(text: str, bom: bool) -> bytes:
     return ((BOM if bom or had else "") + text).encode(_ENCODING, _ERRORS)
 
 
+# -- pinning: reading and writing through the directory that was opened ---------------------------------
+
+_DELETED = " (deleted)"
+
+
+def _same_file(fd_info: os.stat_result, candidate: str) -> bool:
+    try:
+        info = os.stat(candidate)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) == (fd_info.st_dev, fd_info.st_ino)
+
+
+def opened_location(fd: int, path: str | Path) -> str | None:
+    """The real absolute location of the file open on ``fd`` (opened from ``path``), or ``None`` when
+    it cannot be told for sure.
+
+    Linux: ``/proc/self/fd/<fd>``. Elsewhere ``F_GETPATH`` when the platform has it. Last resort: the
+    real path of ``path`` now, trusted only when it names the very file the descriptor holds.
+    """
+    fd_info = os.fstat(fd)
+    try:
+        found = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        found = None
+    if found is not None and os.path.isabs(found):
+        if found.endswith(_DELETED) and not _same_file(fd_info, found):
+            # Unlinked since it was opened: the kernel names where it was.
+            found = found[: -len(_DELETED)]
+        return os.path.normpath(found)
+    try:
+        import fcntl
+
+        get_path = getattr(fcntl, "F_GETPATH", None)
+        if get_path is not None:
+            raw = fcntl.fcntl(fd, get_path, bytes(1024))
+            found = os.fsdecode(raw.split(b"\0", 1)[0])
+            if os.path.isabs(found):
+                return os.path.normpath(found)
+    except (ImportError, OSError):
+        pass
+    candidate = os.path.realpath(os.path.abspath(path))
+    return candidate if _same_file(fd_info, candidate) else None
+
+
+class ChangedWhileOpening(OSError):
+    """The path changed under us while it was being pinned or written (a link swapped in meanwhile)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.EAGAIN, "it changed while it was being opened", path)
+
+
+class Target:
+    """A file about to be read and replaced, pinned to the directory it is in.
+
+    :func:`pin` opens that directory (the nearest one that exists) and keeps it open: every later read,
+    write and removal happens relative to that descriptor, so a symlink on the path changed after the pin
+    cannot send them anywhere else. :attr:`location` is where the file really is (taken from the open
+    descriptor): what a boundary check judges.
+    """
+
+    def __init__(self, path: str, fd: int, directory: str, missing: tuple[str, ...], name: str) -> None:
+        self.path, self.fd, self.directory, self.missing, self.name = path, fd, directory, missing, name
+
+    @property
+    def location(self) -> str:
+        """The real absolute location of the file (its directory's real path, the missing directories
+        still to be made, its name)."""
+        return os.path.join(self.directory, *self.missing, self.name)
+
+    def moved(self) -> bool:
+        """Whether the pinned directory is no longer where it was (renamed away since the pin)."""
+        return opened_location(self.fd, self.directory) != self.directory
+
+    def read_bytes(self) -> bytes | None:
+        """The file's bytes, or ``None`` when there is no file (a symlink swapped in refuses)."""
+        if self.missing:
+            return None
+        try:
+            fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.fd)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise ChangedWhileOpening(self.path) from None
+            raise
+        with os.fdopen(fd, "rb") as handle:
+            if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", self.path)
+            return handle.read()
+
+    def read_text(self) -> tuple[str, bool] | None:
+        """The file's text without its BOM and whether it had one, or ``None`` when there is no file."""
+        data = self.read_bytes()
+        return None if data is None else split_bom(data.decode(_ENCODING, _ERRORS))
+
+    def exists(self) -> bool:
+        """Whether something is at the name now (a link counts, followed or not)."""
+        if self.missing:
+            return False
+        try:
+            os.stat(self.name, dir_fd=self.fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _directory_fd(self) -> int:
+        """The descriptor of the file's own directory, making the missing ones (never through a link)."""
+        fd = self.fd
+        for part in self.missing:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=fd)
+            try:
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as error:
+                if error.errno == errno.ELOOP:
+                    raise ChangedWhileOpening(self.path) from None
+                raise type(error)(error.errno, error.strerror, self.path) from None
+            if fd != self.fd:
+                os.close(fd)
+            fd = child
+        return fd
+
+    def write(self, data: bytes | str, *, bom: bool = False) -> None:
+        """Replace the file's content atomically (see :func:`atomic_write`)."""
+        payload = encode(data, bom) if isinstance(data, str) else data
+        fd = self._directory_fd()
+        try:
+            try:
+                info = os.stat(self.name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                mode = NEW_FILE_MODE
+            else:
+                mode = info.st_mode & 0o7777
+                if stat.S_ISREG(info.st_mode) and (
+                    not mode & 0o222 or not os.access(self.name, os.W_OK, dir_fd=fd)
+                ):
+                    # a read-only file stays read-only even for root, who could otherwise rename over it
+                    raise PermissionError(errno.EACCES, "Permission denied", self.path)
+                if not stat.S_ISREG(info.st_mode):
+                    mode = NEW_FILE_MODE
+            temporary = f".{self.name[:200]}.{secrets.token_hex(6)}.tmp"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            handle_fd = os.open(temporary, flags, 0o600, dir_fd=fd)
+            try:
+                with os.fdopen(handle_fd, "wb") as handle:
+                    handle.write(payload)
+                    handle.flush()
+                    os.fchmod(handle.fileno(), mode)
+                    os.fsync(handle.fileno())
+                os.replace(temporary, self.name, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=fd)
+                raise
+            with contextlib.suppress(OSError):
+                os.fsync(fd)
+        finally:
+            if fd != self.fd:
+                os.close(fd)
+
+    def remove(self) -> None:
+        """Remove the file (a link at the name is removed itself, never what it leads to)."""
+        if self.missing:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", self.path)
+        os.unlink(self.name, dir_fd=self.fd)
+
+    def close(self) -> None:
+        """Let go of the directory."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> Target:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+MAX_LINKS = 40
+
+
+def pin(path: str | Path, *, follow: bool = True) -> Target:
+    """Pin ``path`` for reading and replacing: its directory opened, symlinks on the way followed as they
+    are at this instant, and the file's name itself too (a link is written through) unless ``follow`` is
+    false (to remove a link, not what it leads to)."""
+    original = str(path)
+    current = os.path.abspath(path)
+    for _ in range(MAX_LINKS):
+        parent, name = os.path.split(current)
+        if not name or name in (".", ".."):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", original)
+        fd, missing = _open_existing(parent, original)
+        try:
+            directory = opened_location(fd, parent)
+            if directory is None:
+                raise ChangedWhileOpening(original)
+            if missing or not follow:
+                return Target(original, fd, directory, missing, name)
+            try:
+                link = os.readlink(name, dir_fd=fd)
+            except (FileNotFoundError, OSError) as error:
+                if isinstance(error, FileNotFoundError) or error.errno == errno.EINVAL:
+                    return Target(original, fd, directory, (), name)
+                raise
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        current = os.path.normpath(os.path.join(directory, link))
+    raise OSError(errno.ELOOP, "Too many levels of symbolic links", original)
+
+
+def _open_existing(folder: str, original: str) -> tuple[int, tuple[str, ...]]:
+    """Open the nearest existing directory at or above ``folder``: its descriptor and the names below it
+    that do not exist yet."""
+    missing: list[str] = []
+    while True:
+        try:
+            return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), tuple(reversed(missing))
+        except (FileNotFoundError, NotADirectoryError):
+            # not there (or a file on the way): made, or refused with the OS's own error, when written
+            above, name = os.path.split(folder)
+            if above == folder or not name:
+                raise
+            if os.path.islink(folder):
+                # a dangling link on the way: where it leads does not exist, and is not made through it
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", original) from None
+            missing.append(name)
+            folder = above
+
+
 def atomic_write(path: str | Path, data: bytes | str, *, bom: bool = False) -> None:
     """Replace ``path``'s content with ``data`` atomically, creating parent directories.
 
     A ``str`` is encoded as UTF-8 (with a BOM when ``bom``). The existing file's permission bits are
-    kept; a new file gets 0644. When ``path`` is a symlink its target is written.
+    kept; a new file gets 0644. When ``path`` is a symlink its target is written. The file is written in
+    the directory :func:`pin` opened, through a temporary file, ``fsync`` and a rename, so a crash leaves
+    either the old or the new content.
     """
-    target = Path(os.path.realpath(path))
-    payload = encode(data, bom) if isinstance(data, str) else data
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = NEW_FILE_MODE
-    if target.exists() and (not mode & 0o222 or not os.access(target, os.W_OK)):
-        # a read-only file stays read-only even for root, who could otherwise rename over it
-        raise PermissionError(13, "Permission denied", str(target))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    _fsync_directory(target.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+    with pin(path) as target:
+        target.write(data, bom=bom)
 
 
 # -- locking -----------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..boundary import contains
+from .. import files
+from ..boundary import contains, is_inside_location
 from ..context import ToolContext
 from ..paths import config_dir, home_dir
 
@@ -157,12 +158,21 @@ def _store_of(ctx: ToolContext) -> Any:
     return getattr(project, "store", None)
 
 
-def _read_text(path: str) -> str | None:
+def _read_text(ctx: ToolContext, path: str) -> str | None:
+    """The instruction file's text, or ``None`` when it cannot be read or the file opened (judged by its
+    descriptor, whatever links led there) is not inside the project: no outside file is ever shown."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        location = files.opened_location(fd, path)
+        if location is None or not is_inside_location(location, ctx.directory, ctx.worktree):
+            return None
+        try:
+            return handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return None
 
 
 def resolve(ctx: ToolContext, target: str | Path, env: Mapping[str, str] | None = None) -> list[Instruction]:
@@ -187,7 +197,7 @@ def resolve(ctx: ToolContext, target: str | Path, env: Mapping[str, str] | None 
                 if store is not None:
                     skip |= store.instructions_shown(ctx.session_id)
             if candidate not in skip and _claim(ctx, candidate):
-                content = _read_text(candidate)
+                content = _read_text(ctx, candidate)
                 shown = content is not None and (
                     store is None or store.claim_instruction(ctx.session_id, candidate)
                 )

@@ -141,8 +141,11 @@ async def run(
     abort: AbortSignal | None = None,
     env: Mapping[str, str] | None = None,
     max_record: int | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> Outcome[T]:
     """Run ``rg --no-config *args`` in ``cwd`` and parse its output line by line.
+
+    ``pass_fds`` are kept open in ripgrep (for a ``cwd`` or an argument naming a held descriptor).
 
     ``parse`` turns one output line (without its newline) into an item, or ``None`` to skip it.
     Reading stops once ``limit + 1`` items are parsed: the process is killed and the first ``limit``
@@ -158,6 +161,7 @@ async def run(
         process = await asyncio.create_subprocess_exec(
             *command,
             cwd=cwd,
+            pass_fds=pass_fds,
             env=None if env is None else dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

@@ -166,14 +166,19 @@ def _plan_add(hunk: AddFile, path: str) -> Change:
     )
 
 
-def _plan_update(hunk: UpdateFile, path: str, move_path: str | None, data: bytes | None = None) -> Change:
-    if data is None:
-        if not os.path.exists(path) or os.path.isdir(path):
-            raise _verification(f"Failed to read file to update: {path}")
+def _plan_update(
+    hunk: UpdateFile, path: str, move_path: str | None, source: files.Target | bytes | None
+) -> Change:
+    """The update (or move) of ``path``: its bytes are ``source``'s (a pinned file, or bytes read
+    already; ``None`` when there is no file)."""
+    data = source
+    if isinstance(source, files.Target):
         try:
-            data = _read_bytes(path)
+            data = _read_pinned(source)
         except OSError as error:
             raise _verification(_node_message(error, "open", path)) from None
+    if data is None:
+        raise _verification(f"Failed to read file to update: {path}")
     old, bom = _decode(data)
     try:
         new = derive_new_contents(old, hunk.chunks, path)
@@ -196,14 +201,20 @@ def _plan_update(hunk: UpdateFile, path: str, move_path: str | None, data: bytes
     )
 
 
-def _plan_delete(hunk: DeleteFile, path: str, data: bytes | None = None) -> Change:
-    if data is None:
-        if os.path.isdir(path):
-            raise _verification(_node_message(OSError(errno.EISDIR, ""), "read", None))
+def _plan_delete(hunk: DeleteFile, path: str, source: files.Target | bytes) -> Change:
+    """The deletion of ``path``: its bytes are ``source``'s (a pinned file, or bytes read already)."""
+    if isinstance(source, files.Target):
         try:
-            data = _read_bytes(path)
+            found = source.read_bytes()
+        except IsADirectoryError:
+            raise _verification(_node_message(OSError(errno.EISDIR, ""), "read", None)) from None
         except OSError as error:
             raise _verification(_node_message(error, "open", path)) from None
+        if found is None:
+            raise _verification(_node_message(OSError(errno.ENOENT, ""), "open", path))
+        data = found
+    else:
+        data = source
     old, bom = _decode(data)
     return Change(
         "delete",
@@ -226,23 +237,54 @@ def _empty_patch_error(text: str) -> ToolError:
     return _verification("no hunks found")
 
 
-async def _verify(hunks: list[Hunk], ctx: ToolContext) -> list[Change]:
-    """Phase 1: guard, read and compute every hunk in order; nothing is written."""
+@dataclass
+class Verified:
+    """Phase 1's outcome: the changes, and the real locations judged for them (the only places outside
+    the project that phase 3 may write, however the paths' symlinks change meanwhile)."""
+
+    changes: list[Change]
+    judged: set[str]
+
+
+def _read_pinned(target: files.Target) -> bytes | None:
+    """The pinned file's bytes; ``None`` when there is no regular file (absent or a directory)."""
+    try:
+        return target.read_bytes()
+    except IsADirectoryError:
+        return None
+
+
+async def _verify(hunks: list[Hunk], ctx: ToolContext) -> Verified:
+    """Phase 1: guard, read and compute every hunk in order; nothing is written.
+
+    Each path is pinned (:func:`boundary.pinned`): the guard judges where the file really is, and the
+    file read is that one.
+    """
     changes = []
+    judged: set[str] = set()
     for hunk in hunks:
         path = str(ctx.resolve(hunk.path))
-        await boundary.assert_external_directory(ctx, path)
-        if isinstance(hunk, AddFile):
-            change = await asyncio.to_thread(_plan_add, hunk, path)
-        elif isinstance(hunk, DeleteFile):
-            change = await asyncio.to_thread(_plan_delete, hunk, path)
-        else:
-            move_path = str(ctx.resolve(hunk.move_path)) if hunk.move_path else None
-            change = await asyncio.to_thread(_plan_update, hunk, path, move_path)
-            if move_path is not None:
-                await boundary.assert_external_directory(ctx, move_path)
+        try:
+            async with boundary.pinned(ctx, path) as target:
+                judged.add(target.location)
+                if isinstance(hunk, AddFile):
+                    change = await asyncio.to_thread(_plan_add, hunk, path)
+                elif isinstance(hunk, DeleteFile):
+                    change = await asyncio.to_thread(_plan_delete, hunk, path, target)
+                else:
+                    move_path = str(ctx.resolve(hunk.move_path)) if hunk.move_path else None
+                    change = await asyncio.to_thread(_plan_update, hunk, path, move_path, target)
+                    if move_path is not None:
+                        async with boundary.pinned(ctx, move_path) as destination:
+                            judged.add(destination.location)
+                if change.type in ("delete", "move") and await asyncio.to_thread(os.path.islink, path):
+                    # what is removed is the name itself (the link, not what it leads to): judged too
+                    async with boundary.pinned(ctx, path, follow=False) as name:
+                        judged.add(name.location)
+        except OSError as error:
+            raise _verification(_node_message(error, "open", path)) from None
         changes.append(change)
-    return changes
+    return Verified(changes, judged)
 
 
 # -- phase 3: locks, snapshots, applying, rolling back --------------------------------------------------
@@ -304,8 +346,9 @@ class Snapshot:
             snapshot.mode = stat.S_IMODE(info.st_mode)
         return snapshot
 
-    def restore(self) -> None:
-        """Put the path back: its absence, its symlink, its bytes and mode."""
+    def restore(self, allowed: Allowed) -> None:
+        """Put the path back: its absence, its symlink, its bytes and mode (writing only where
+        ``allowed``)."""
         path = self.path
         if not self.existed:
             if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
@@ -327,7 +370,7 @@ class Snapshot:
         if current != self.data:
             if os.path.isfile(self.real) and not os.access(self.real, os.W_OK):
                 os.chmod(self.real, stat.S_IMODE(os.stat(self.real).st_mode) | 0o200)
-            files.atomic_write(self.real, self.data)
+            _write_guarded(self.real, self.data, allowed)
         if self.mode is not None:
             os.chmod(self.real, self.mode)
 
@@ -345,6 +388,27 @@ def _missing_parents(path: str) -> list[str]:
     return missing
 
 
+#: Whether phase 3 may write at a real location: inside the project, or a location judged in phase 1.
+Allowed = Callable[[str], bool]
+
+
+def _write_guarded(path: str, data: bytes, allowed: Allowed) -> None:
+    """Write ``path`` atomically through its pinned directory, only when where it really is now is
+    ``allowed`` (a symlink changed since phase 1 cannot send the write outside the project)."""
+    with files.pin(path) as target:
+        if not allowed(target.location):
+            raise files.ChangedWhileOpening(path)
+        target.write(data)
+
+
+def _remove_guarded(path: str, allowed: Allowed) -> None:
+    """Remove ``path`` through its pinned directory, only when where it really is now is ``allowed``."""
+    with files.pin(path, follow=False) as target:
+        if not allowed(target.location):
+            raise files.ChangedWhileOpening(path)
+        target.remove()
+
+
 class _ApplyFailed(Exception):
     def __init__(self, path: str, error: OSError, syscall: str) -> None:
         super().__init__(path)
@@ -355,7 +419,7 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str) -> None:
+def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str, allowed: Allowed) -> None:
     """Make every change; on an OS error put back everything touched and raise a ToolError."""
     created: list[str] = []
     for change in changes:
@@ -368,14 +432,14 @@ def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str)
     def write(path: str, change: Change) -> None:
         touched.append(path)
         try:
-            files.atomic_write(path, files.encode(change.new, change.bom))
+            _write_guarded(path, files.encode(change.new, change.bom), allowed)
         except OSError as error:
             raise _ApplyFailed(path, error, "open") from error
 
     def remove(path: str) -> None:
         touched.append(path)
         try:
-            os.remove(path)
+            _remove_guarded(path, allowed)
         except OSError as error:
             raise _ApplyFailed(path, error, "unlink") from error
 
@@ -391,7 +455,7 @@ def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str)
             else:
                 remove(change.path)
     except _ApplyFailed as failure:
-        not_restored = _roll_back(touched, snapshots, created)
+        not_restored = _roll_back(touched, snapshots, created, allowed)
         verb = "delete" if failure.syscall == "unlink" else "write"
         message = (
             f"apply_patch failed: could not {verb} {relative(base, failure.path)}: "
@@ -406,16 +470,18 @@ def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str)
 
 
 def _roll_back(
-    touched: list[str], snapshots: dict[str, Snapshot], created: list[str]
+    touched: list[str], snapshots: dict[str, Snapshot], created: list[str], allowed: Allowed
 ) -> list[tuple[str, str]]:
     """Restore every touched path (latest first) and remove created directories; returns what failed."""
     failed: list[tuple[str, str]] = []
     for path in reversed(list(dict.fromkeys(touched))):
         try:
-            snapshots[path].restore()
+            snapshots[path].restore(allowed)
         except OSError as error:
             failed.append((path, error.strerror or str(error)))
     for folder in sorted(created, key=lambda name: name.count(os.sep), reverse=True):
+        if boundary.real(folder) != folder:
+            continue  # no longer the folder that was made (a link on the way changed): left alone
         with contextlib.suppress(OSError):
             os.rmdir(folder)
     return failed
@@ -433,7 +499,7 @@ def _refresh(change: Change, data: bytes | None) -> Change:
     return _plan_delete(change.hunk, change.path, data)
 
 
-def _apply(changes: list[Change], base: str) -> list[Change]:
+def _apply(changes: list[Change], base: str, allowed: Allowed) -> list[Change]:
     """Phase 3, the locks held: keep a copy of every touched path, redo stale changes, apply all."""
     snapshots = {}
     for path in _touched(changes):
@@ -444,13 +510,20 @@ def _apply(changes: list[Change], base: str) -> list[Change]:
                 f"apply_patch failed: could not keep a copy of {relative(base, path)} to undo the patch "
                 f"with: {_node_message(error, 'open', path)}\nNo file was modified."
             ) from None
+    for path, snapshot in snapshots.items():
+        if not allowed(snapshot.real):
+            # a link on the path changed since phase 1 and now leads outside what was judged
+            raise ToolError(
+                f"apply_patch failed: {relative(base, path)} changed while the permission was asked and now "
+                "leads outside the project\nNo file was modified."
+            )
     fresh = [
         change
         if change.type == "add" or snapshots[change.path].data == change.source
         else _refresh(change, snapshots[change.path].data)
         for change in changes
     ]
-    _apply_all(fresh, snapshots, base)
+    _apply_all(fresh, snapshots, base, allowed)
     return fresh
 
 
@@ -501,7 +574,13 @@ async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
         raise _empty_patch_error(text)
 
     base = str(ctx.worktree or ctx.directory)
-    changes = await _verify(hunks, ctx)
+    verified = await _verify(hunks, ctx)
+    changes = verified.changes
+
+    def allowed(location: str) -> bool:
+        return location in verified.judged or boundary.is_inside_location(
+            location, ctx.directory, ctx.worktree
+        )
 
     patterns = [relative(base, change.path) for change in changes]
     await ctx.ask(
@@ -516,7 +595,7 @@ async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
     )
 
     async with _hold_locks(_touched(changes)):
-        changes = await _run_to_end(_apply, changes, base)
+        changes = await _run_to_end(_apply, changes, base, allowed)
 
     output = _summary(changes, base)
     return ToolResult(

@@ -1,10 +1,12 @@
 """``edit``: replace a string in a file, tolerating the small slips models make (builtin spec §6).
 
 The replacement itself is :func:`opencode_cli.tools._replace.replace`. This module does the rest of
-the call: the external-directory check, then, holding the file's edit lock (so concurrent edits of one
-file, from any task, thread or process, are applied one after the other, each on the latest content),
-reading the file, keeping its line endings and byte-order mark, asking the ``edit`` permission with the
-diff, and writing atomically. An empty ``oldString`` creates a new file.
+the call, holding the file's edit lock (so concurrent edits of one file, from any task, thread or
+process, are applied one after the other, each on the latest content): it pins the file (its directory
+held open, :func:`opencode_cli.boundary.pinned`) and runs the external-directory check on where the
+file really is, reads it, keeps its line endings and byte-order mark, asks the ``edit`` permission with
+the diff, and writes atomically into the pinned directory, so a symlink changed meanwhile cannot move
+the read or the write. An empty ``oldString`` creates a new file.
 
 Not done yet: formatters and LSP diagnostics do not exist in this package, so nothing is formatted and
 ``diagnostics`` is always ``{}``.
@@ -13,9 +15,8 @@ Not done yet: formatters and LSP diagnostics do not exist in this package, so no
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
@@ -24,7 +25,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
-from ._paths import reason, stat_or_none, worktree_relative
+from ._paths import reason, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
 
 OUTPUT = "Edit applied successfully."
@@ -60,20 +61,32 @@ async def finish(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise
 
 
-def read_existing(path: str) -> tuple[str, bool]:
-    """``files.read_text`` with OS errors turned into model-facing tool errors."""
+def read_existing(target: files.Target) -> tuple[str, bool] | None:
+    """The pinned file's text and BOM (``None`` when there is none), OS errors as model-facing errors."""
     try:
-        return files.read_text(path)
+        return target.read_text()
     except OSError as error:
-        raise ToolError(f"Cannot read {path}: {reason(error)}") from None
+        raise ToolError(f"Cannot read {target.path}: {reason(error)}") from None
 
 
-def write_atomically(path: str, text: str, bom: bool) -> None:
-    """``files.atomic_write`` with OS errors turned into model-facing tool errors."""
+def write_atomically(target: files.Target, text: str, bom: bool) -> None:
+    """Write the pinned file atomically, OS errors as model-facing errors."""
     try:
-        files.atomic_write(path, text, bom=bom)
+        target.write(text, bom=bom)
     except OSError as error:
-        raise ToolError(f"Cannot write {path}: {reason(error)}") from None
+        raise ToolError(f"Cannot write {target.path}: {reason(error)}") from None
+
+
+@contextlib.asynccontextmanager
+async def pinned(ctx: ToolContext, path: str) -> AsyncIterator[files.Target]:
+    """Hold ``path``'s edit lock and pin it (:func:`boundary.pinned`): what is read and written is the
+    file whose real location was judged, however the path's symlinks change meanwhile."""
+    async with files.file_lock(path), contextlib.AsyncExitStack() as stack:
+        try:
+            target = await stack.enter_async_context(boundary.pinned(ctx, path))
+        except OSError as error:
+            raise ToolError(f"Cannot write {path}: {reason(error)}") from None
+        yield target
 
 
 # -- the tool -------------------------------------------------------------------------------------------
@@ -88,14 +101,18 @@ def _to_ending(text: str, ending: str) -> str:
     return text if ending == "\n" else text.replace("\n", "\r\n")
 
 
-def _prepare(path: str, params: EditParameters) -> tuple[str, str, bool]:
+def _prepare(target: files.Target, params: EditParameters) -> tuple[str, str, bool]:
     """``(old text, new text, BOM)`` of an edit of an existing file, raising the model-facing errors."""
-    info = stat_or_none(path)
-    if info is None:
+    path = target.path
+    try:
+        existing = target.read_text()
+    except IsADirectoryError:
+        raise ToolError(f"Path is a directory, not a file: {path}") from None
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {reason(error)}") from None
+    if existing is None:
         raise ToolError(f"File {path} not found")
-    if stat.S_ISDIR(info.st_mode):
-        raise ToolError(f"Path is a directory, not a file: {path}")
-    old_text, had_bom = read_existing(path)
+    old_text, had_bom = existing
     ending = _line_ending(old_text)
     old = _to_ending(params.oldString, ending)
     new = _to_ending(params.newString, ending)
@@ -111,20 +128,19 @@ async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
     if params.oldString == params.newString:
         raise ToolError(IDENTICAL)
     path = str(ctx.resolve(params.filePath))
-    await boundary.assert_external_directory(ctx, path, kind="file")
     title = worktree_relative(ctx, path)
 
-    async with files.file_lock(path):
+    async with pinned(ctx, path) as target:
         if params.oldString == "":
-            if os.path.exists(path):
+            if await finish(target.exists):
                 raise ToolError(EMPTY_OLD)
             old_text = ""
             new_text, bom = files.split_bom(params.newString)
         else:
-            old_text, new_text, bom = await finish(_prepare, path, params)
+            old_text, new_text, bom = await finish(_prepare, target, params)
         diff = await finish(files.diff_for, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await finish(write_atomically, path, new_text, bom)
+        await finish(write_atomically, target, new_text, bom)
 
     additions, deletions = await finish(files.count_changes, old_text, new_text)
     filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}

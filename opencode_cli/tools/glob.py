@@ -58,21 +58,25 @@ async def execute(params: GlobParameters, ctx: ToolContext) -> ToolResult:
     )
     search = str(ctx.resolve(params.path or "."))
     if os.path.exists(search) and not os.path.isdir(search):
-        raise ToolError(f"glob path must be a directory: {search}")
-    await boundary.assert_external_directory(ctx, search, kind="directory")
+        raise ToolError(f"glob path must be a directory: {search}")  # said before the boundary asks
 
     def parse(line: bytes) -> str:
         relative = _ripgrep.relative_path(line.decode("utf-8", "replace"))
         return os.path.normpath(os.path.join(search, relative))
 
-    outcome = await _ripgrep.run(
-        ["--files", f"--glob={params.pattern}", "--glob=!**/.git/**", "."],
-        cwd=search,
-        limit=LIMIT,
-        parse=parse,
-        abort=ctx.abort,
-        env=ctx.env,
-    )
+    # The directory is opened, judged where it really is, and ripgrep walks that very directory.
+    async with boundary.opened(ctx, search) as place:
+        if place is not None and not place.is_dir:
+            raise ToolError(f"glob path must be a directory: {search}")
+        outcome = await _ripgrep.run(
+            ["--files", f"--glob={params.pattern}", "--glob=!**/.git/**", "."],
+            cwd=search if place is None else place.for_child,
+            limit=LIMIT,
+            parse=parse,
+            abort=ctx.abort,
+            env=ctx.env,
+            pass_fds=() if place is None else (place.fd,),
+        )
     files = _ripgrep.judge(outcome)
     truncated = len(files) == LIMIT
     if not files:

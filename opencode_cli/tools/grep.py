@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import stat as stat_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -134,37 +133,37 @@ async def execute(params: GrepParameters, ctx: ToolContext) -> ToolResult:
     )
 
     requested = str(ctx.resolve(params.path)) if params.path is not None else str(ctx.directory)
-    try:
-        info: os.stat_result | None = os.stat(requested)
-    except (FileNotFoundError, NotADirectoryError):
-        info = None
-    except OSError as error:
-        raise ToolError(f"Cannot access {requested}: {error.strerror or error}") from None
-    is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
-    await boundary.assert_external_directory(ctx, requested, kind="directory" if is_dir else "file")
-    if info is None:
-        raise ToolError(f"Search path not found: {params.path if params.path is not None else requested}")
-
-    search = os.path.realpath(requested)
-    if is_dir:
-        cwd, target, parse = search, ".", _parser(requested, None)
-    else:
-        # Only the named file is searched (upstream v1.18.3 searched its whole directory).
-        cwd, target, parse = os.path.dirname(search), os.path.basename(search), _parser("", requested)
-
     args = ["--json", "--hidden", "--no-messages"]
     if params.include:
         args.append(f"--glob={params.include}")
-    args += ["--glob=!**/.git/**", "--", params.pattern, target]
-    outcome = await _ripgrep.run(
-        args,
-        cwd=cwd,
-        limit=LIMIT,
-        parse=parse,
-        abort=ctx.abort,
-        env=ctx.env,
-        max_record=MAX_RECORD_BYTES,
-    )
+    args += ["--glob=!**/.git/**", "--", params.pattern]
+
+    # The path is opened, judged where it really is, and ripgrep searches that very file or directory.
+    async with boundary.opened(ctx, requested) as place:
+        if place is None:
+            try:
+                os.stat(requested)
+            except (FileNotFoundError, NotADirectoryError):
+                shown = params.path if params.path is not None else requested
+                raise ToolError(f"Search path not found: {shown}") from None
+            except OSError as error:
+                raise ToolError(f"Cannot access {requested}: {error.strerror or error}") from None
+            raise ToolError(f"Cannot access {requested}: it cannot be opened")
+        if place.is_dir:
+            cwd, target, parse = place.for_child, ".", _parser(requested, None)
+        else:
+            # Only the named file is searched (upstream v1.18.3 searched its whole directory).
+            cwd, target, parse = os.path.dirname(place.location), place.for_child, _parser("", requested)
+        outcome = await _ripgrep.run(
+            [*args, target],
+            cwd=cwd,
+            limit=LIMIT,
+            parse=parse,
+            abort=ctx.abort,
+            env=ctx.env,
+            max_record=MAX_RECORD_BYTES,
+            pass_fds=(place.fd,),
+        )
     rows = _ripgrep.judge(outcome, pattern=params.pattern)
     if not rows:
         return ToolResult(

@@ -18,7 +18,7 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from .. import boundary
+from .. import boundary, files
 from ..context import AbortSignal, ToolContext
 from ..contract import AbortedError, Attachment, ToolResult
 from ..errors import ToolError
@@ -492,7 +492,7 @@ def _open(path: str) -> tuple[int, str | None, bool]:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
     try:
         is_dir = stat_module.S_ISDIR(os.fstat(fd).st_mode)
-        return fd, boundary.opened_location(fd, path), is_dir
+        return fd, files.opened_location(fd, path), is_dir
     except BaseException:
         os.close(fd)
         raise

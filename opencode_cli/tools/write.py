@@ -12,16 +12,15 @@ Not done yet: formatters and LSP diagnostics do not exist in this package, so no
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import boundary, files
+from .. import files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ._paths import worktree_relative
-from .edit import finish, read_existing, write_atomically
+from .edit import finish, pinned, read_existing, write_atomically
 
 OUTPUT = "Wrote file successfully."
 
@@ -35,12 +34,12 @@ class WriteParameters(BaseModel):
     filePath: str = Field(description="Absolute path of the file to write (must be absolute, not relative)")
 
 
-def _old_content(path: str) -> tuple[bool, str, bool]:
+def _old_content(target: files.Target) -> tuple[bool, str, bool]:
     """``(exists, text without BOM, had a BOM)``."""
-    if not os.path.exists(path):
+    existing = read_existing(target)
+    if existing is None:
         return False, "", False
-    text, bom = read_existing(path)
-    return True, text, bom
+    return True, *existing
 
 
 def _diff(path: str, old: str, new: str) -> str:
@@ -51,15 +50,14 @@ def _diff(path: str, old: str, new: str) -> str:
 async def execute(params: WriteParameters, ctx: ToolContext) -> ToolResult:
     """Write the file."""
     path = str(ctx.resolve(params.filePath))
-    await boundary.assert_external_directory(ctx, path, kind="file")
     title = worktree_relative(ctx, path)
 
-    async with files.file_lock(path):
-        exists, old_text, old_bom = await finish(_old_content, path)
+    async with pinned(ctx, path) as target:
+        exists, old_text, old_bom = await finish(_old_content, target)
         new_text, new_bom = files.split_bom(params.content)
         diff = await finish(_diff, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await finish(write_atomically, path, new_text, old_bom or new_bom)
+        await finish(write_atomically, target, new_text, old_bom or new_bom)
 
     return ToolResult(
         title=title,
