@@ -33,6 +33,18 @@ _EXPORTS = {
     "Project": "opencode_cli.project",
     "Session": "opencode_cli.session",
     "ToolCall": "opencode_cli.session",
+    "ToolPart": "opencode_cli.session",
+    "Decision": "opencode_cli.session",
+    "WireTool": "opencode_cli.session",
+    "Rule": "opencode_cli.permission",
+    "MetadataSink": "opencode_cli.context",
+    "QuestionAsker": "opencode_cli.tools._question:Asker",
+    "render_tools": "opencode_cli.wire:render",
+    "parse_calls": "opencode_cli.wire",
+    "tool_result": "opencode_cli.wire:result",
+    "WireError": "opencode_cli.wire",
+    "Watcher": "opencode_cli.watch",
+    "ChangeReport": "opencode_cli.watch",
     "Service": "opencode_cli.services",
     "Source": "opencode_cli.sources",
     "ModelRef": "opencode_cli.modelref",
@@ -52,7 +64,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from pydantic import Field
 
-    from .context import AbortSignal, PermissionRequest, ToolContext
+    from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
     from .contract import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
     from .errors import (
         ConfigError,
@@ -66,18 +78,24 @@ if TYPE_CHECKING:
     )
     from .hookspecs import hookimpl
     from .modelref import ModelRef
-    from .permission import PermissionService
+    from .permission import PermissionService, Rule
     from .project import Project
     from .services import Service
-    from .session import Session, ToolCall
+    from .session import Decision, Session, ToolCall, ToolPart, WireTool
     from .sources import Source
+    from .tools._question import Asker as QuestionAsker
+    from .watch import ChangeReport, Watcher
+    from .wire import WireError, parse_calls
+    from .wire import render as render_tools
+    from .wire import result as tool_result
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    where = _EXPORTS.get(name)
+    if where is None:
         raise AttributeError(f"module 'opencode_cli' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    module, _, attribute = where.partition(":")  # "module:attribute" when exported under another name
+    value = getattr(import_module(module), attribute or name)
     globals()[name] = value
     return value
 

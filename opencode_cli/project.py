@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import os
 import sys
 import threading
@@ -437,14 +438,21 @@ class Project:
         """Run one tool call synchronously in a fresh session (handy in scripts and tests).
 
         It runs on the project's own loop (:attr:`portal`), so services a tool starts stay up for the
-        next call; :meth:`close` stops them.
+        next call; :meth:`close` stops them. Inside a running event loop it refuses (it would block that
+        loop): use :meth:`arun_tool` there.
         """
-        return self.portal.call(self.arun_tool, tool_id, args, agent, options)
+        if running_loop() is not None:
+            raise RuntimeError(
+                "Project.run_tool() blocks, and this thread runs an event loop: "
+                "use `await project.arun_tool(...)` here"
+            )
+        return self.portal.call(functools.partial(self.arun_tool, tool_id, args, agent=agent, **options))
 
     async def arun_tool(
-        self, tool_id: str, args: dict[str, Any], agent: str | None = None, options: Mapping[str, Any] = {}
+        self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
-        """Run one tool call in a fresh session, closed afterwards."""
+        """Run one tool call in a fresh session, closed afterwards (the async form of :meth:`run_tool`;
+        ``options`` are :class:`~opencode_cli.session.Session`'s, such as ``prompt`` and ``model``)."""
         async with self.session(agent, **options) as session:
             return await session.execute(tool_id, dict(args))
 

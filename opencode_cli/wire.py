@@ -7,6 +7,8 @@ parameters through :func:`opencode_cli.schema.to_gemini`, Google's OpenAPI-style
 Calls (``parse_calls``): an OpenAI ``{"name", "arguments": "<json text>"}`` (also inside
 ``{"type": "function", "function": {...}}`` or a message's ``tool_calls``), an Anthropic ``tool_use``
 block (or a message whose ``content`` holds them), a Gemini ``functionCall``, or a list of any of these.
+Results (``result``): a dispatched call's :class:`~opencode_cli.session.ToolPart` as the provider takes
+it back: an OpenAI ``tool`` message, an Anthropic ``tool_result`` block, a Gemini ``functionResponse``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .schema import to_gemini
-from .session import ToolCall, WireTool
+from .session import ToolCall, ToolPart, WireTool
 
 FORMATS = ("openai", "anthropic", "gemini")
 
@@ -116,3 +118,47 @@ def loads(text: str) -> list[ToolCall]:
         return parse_calls(value)
     except RecursionError:
         raise WireError("the tool calls are nested too deeply") from None
+
+
+def result(part: ToolPart, format: str) -> dict[str, Any]:
+    """The tool result of ``part`` in ``format``, for the next request.
+
+    * ``openai``: the ``{"role": "tool", "tool_call_id", "content"}`` message (text only: chat completions
+      take no images in a tool message; send attachments in a user message of your own if the model
+      should see them);
+    * ``anthropic``: the ``{"type": "tool_result", "tool_use_id", "content", "is_error"}`` block for the
+      next user message, with images and PDFs as ``image`` / ``document`` blocks after the text;
+    * ``gemini``: the ``{"functionResponse": {"name", "response"}}`` part (``{"output": …}``, or
+      ``{"error": …}`` for a failed call), named as the model called it.
+    """
+    if format == "openai":
+        return {"role": "tool", "tool_call_id": part.call_id, "content": part.text}
+    if format == "anthropic":
+        content: list[dict[str, Any]] = [{"type": "text", "text": part.text}]
+        for attachment in part.attachments:
+            block = _anthropic_attachment(attachment.mime, attachment.url)
+            if block is not None:
+                content.append(block)
+        return {
+            "type": "tool_result",
+            "tool_use_id": part.call_id,
+            "content": content if len(content) > 1 else part.text,
+            "is_error": part.status == "error",
+        }
+    if format == "gemini":
+        key = "output" if part.status == "completed" else "error"
+        return {"functionResponse": {"name": part.requested or part.tool, "response": {key: part.text}}}
+    raise WireError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _anthropic_attachment(mime: str, url: str) -> dict[str, Any] | None:
+    """An image or PDF ``data:`` URL as an Anthropic content block (other kinds: ``None``)."""
+    header, comma, data = url.partition(",")
+    if not (url.startswith("data:") and comma and header.endswith(";base64")):
+        return None
+    source = {"type": "base64", "media_type": mime, "data": data}
+    if mime.startswith("image/"):
+        return {"type": "image", "source": source}
+    if mime == "application/pdf":
+        return {"type": "document", "source": source}
+    return None
