@@ -155,7 +155,13 @@ def test_check_json_shape(run_cli, project: Path) -> None:
         "pattern": "https://x",
         "agent": "general",
         "action": "deny",
-        "rule": {"permission": "webfetch", "pattern": "*", "action": "deny", "source": "permission"},
+        "rule": {
+            "permission": "webfetch",
+            "pattern": "*",
+            "action": "deny",
+            "source": "permission",
+            "file": str(project / "opencode.toml"),
+        },
     }
 
 
