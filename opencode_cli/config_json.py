@@ -85,7 +85,10 @@ def _position(text: str, index: int) -> tuple[int, int]:
 def substitute(text: str, base: Path, env: Mapping[str, str], where: str) -> str:
     """``text`` with its ``{env:…}`` references replaced, then its ``{file:…}`` ones (outside comments)."""
     text = ENV_REFERENCE.sub(lambda match: env.get(match.group(1)) or "", text)
-    visible = blank_jsonc(text, commas=False)
+    try:
+        visible = blank_jsonc(text, commas=False)
+    except ValueError as error:
+        raise ConfigError(f"{where}:{error}") from None
     pieces: list[str] = []
     last = 0
     for match in FILE_REFERENCE.finditer(visible):
