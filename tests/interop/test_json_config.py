@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,6 @@ from opencode_cli.cli.app import app
 from opencode_cli.config import load
 from opencode_cli.config_json import blank_jsonc, parse_jsonc
 from opencode_cli.errors import ConfigError
-from tests.conftest import write
 
 OPENCODE_JSONC = """
 {
@@ -94,6 +94,13 @@ environment = { A = "1" }
 max_lines = 40
 max_bytes = 4096
 """
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
 
 DEMO_ENV = {"DEMO_KEY": "k-123", "DEMO_WEBFETCH": "deny"}
 
