@@ -18,15 +18,17 @@ class MissingExtraError(ImportError):
     """An adapter's framework is not installed; the message names the extra that installs it."""
 
 
-def require(module: str, extra: str) -> ModuleType:
-    """Import ``module``, or raise :class:`MissingExtraError` with a one-line message naming ``extra``."""
+def require(module: str, extra: str, adapter: str) -> ModuleType:
+    """Import ``module`` for ``adapter``, or raise :class:`MissingExtraError` with a one-line message
+    naming ``extra``."""
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
         if error.name is not None and error.name.split(".")[0] != module:
             raise  # the framework is there but one of its own dependencies is broken: say so as it is
         raise MissingExtraError(
-            f"this adapter needs {module}, which is not installed: pip install 'opencode-cli[{extra}]'"
+            f"{adapter} needs the {extra} extra ({module} is not installed): "
+            f"pip install 'opencode-cli[{extra}]'"
         ) from None
 
 

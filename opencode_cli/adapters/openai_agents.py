@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._common import data_of, require
 
-require("agents", "openai-agents")
+require("agents", "openai-agents", __name__)
 
 from agents import FunctionTool, ToolOutputFileContent, ToolOutputImage, ToolOutputText
 from agents.tool_context import ToolContext

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._common import data_of, is_invalid_arguments, require
 
-require("pydantic_ai", "pydantic-ai")
+require("pydantic_ai", "pydantic-ai", __name__)
 
 from pydantic_ai import BinaryContent, DocumentUrl, ImageUrl, ModelRetry, RunContext, ToolFailed, ToolReturn
 from pydantic_ai.tools import ToolDefinition

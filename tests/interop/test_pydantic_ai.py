@@ -194,8 +194,8 @@ def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     assert last == (
-        "opencode_cli.adapters._common.MissingExtraError: this adapter needs pydantic_ai, which is not "
-        "installed: pip install 'opencode-cli[pydantic-ai]'"
+        "opencode_cli.adapters._common.MissingExtraError: opencode_cli.adapters.pydantic_ai needs the "
+        "pydantic-ai extra (pydantic_ai is not installed): pip install 'opencode-cli[pydantic-ai]'"
     )
 
 
