@@ -124,6 +124,23 @@ def test_a_rejected_ask_leaves_the_file_alone(
     assert tool_results(last)["c2"] == "The user rejected permission to use this specific tool call."
 
 
+def test_arguments_that_are_not_json_get_opencodes_text(
+    agent_project: Path, env: dict[str, str], scripted_model: ScriptedModel
+) -> None:
+    scripted_model.script(
+        [
+            {"tool_calls": [{"id": "c1", "name": "read", "arguments": '{"filePath": "README.md"'}]},
+            {"text": "Sorry."},
+        ]
+    )
+    output, _ = run(run_agent(agent_project, env, scripted_model, None))
+    assert output == "Sorry."
+    text = tool_results(scripted_model.requests()[-1])["c1"]
+    assert text.startswith(
+        "The arguments provided to the tool are invalid: Invalid input for tool read: JSON parsing failed"
+    )
+
+
 def test_strict_profile_gives_strict_function_tools(agent_project: Path, env: dict[str, str]) -> None:
     async def main() -> list[Any]:
         async with Project(agent_project, env=env, autoload_plugins=False) as project:
