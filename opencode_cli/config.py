@@ -122,6 +122,21 @@ class Config:
                 return found[-1]
         return None
 
+    def effective(self, dotted: str, default: Any = None) -> Any:
+        """A value by dotted key with :data:`DEFAULTS` filled in: a default for an unset setting, and a
+        table with the defaults of its unset keys (``tool_output`` gives both limits)."""
+        missing = object()
+        value = self.get(dotted, missing)
+        prefix = dotted + "."
+        below = {key[len(prefix) :]: v for key, v in DEFAULTS.items() if key.startswith(prefix)}
+        if value is missing:
+            if dotted in DEFAULTS:
+                return DEFAULTS[dotted]
+            value = {} if below else default
+        if isinstance(value, Mapping) and below:
+            return _fill(value, below)
+        return value
+
     def positive_int(self, dotted: str) -> int | None:
         """A positive integer setting, or ``None`` when unset; anything else is a :class:`ConfigError`."""
         value = self.get(dotted)
@@ -130,6 +145,18 @@ class Config:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ConfigError(f"{dotted} must be a positive integer, not {value!r}")
         return value
+
+
+def _fill(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``table`` with the dotted ``defaults`` set where it has no value."""
+    filled = dict(table)
+    for key, fallback in defaults.items():
+        head, _, rest = key.partition(".")
+        if not rest:
+            filled.setdefault(head, fallback)
+        elif isinstance(filled.get(head, {}), Mapping):
+            filled[head] = _fill(filled.get(head, {}), {rest: fallback})
+    return filled
 
 
 def _has(data: Mapping[str, Any], parts: Sequence[str]) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..config import DEFAULTS, FILE_NAME, config_files, file_format, parse_value, set_key
+from ..config import FILE_NAME, config_files, file_format, parse_value, set_key
 from .common import err, fail, friendly_errors, make_project, print_json
 
 
@@ -18,12 +18,10 @@ def get(key: str, as_json: bool = False) -> None:
         project = make_project()
         config = project.config
         missing = object()
-        value = config.get(key, missing)
-        origins = config.origins(key.split(".")) if value is not missing else []
+        value = config.effective(key, missing)
+        origins = config.origins(key.split("."))
     if value is missing:
-        if key not in DEFAULTS:
-            fail(f"error: config key '{key}' is not set")
-        value = DEFAULTS[key]
+        fail(f"error: config key '{key}' is not set")
     if as_json:
         print_json(
             {

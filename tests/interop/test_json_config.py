@@ -202,6 +202,8 @@ def test_toml_beside_json_wins_and_config_get_says_where(project_dir: Path, env,
         "path": str(project_dir / ".opencode" / "opencode.jsonc"),
         "format": "json",
     }
+    table = cli(project_dir, run_env, "config", "get", "tool_output")
+    assert table.stdout == "max_lines = 7\nmax_bytes = 1000\n"
     default = cli(project_dir, run_env, "config", "get", "subagent_depth")
     assert (default.exit_code, default.stdout) == (0, "1\n")
     assert "default" in default.stderr
@@ -214,6 +216,13 @@ def test_toml_beside_json_wins_and_config_get_says_where(project_dir: Path, env,
         (".opencode", "opencode.jsonc", "json"),
     ]
     assert listing["write"] == str(project_dir / "opencode.toml")
+
+    (project_dir / "opencode.json").unlink()
+    (project_dir / ".opencode" / "opencode.jsonc").unlink()
+    limits = json.loads(cli(project_dir, run_env, "config", "get", "tool_output", "--json").stdout)
+    assert limits["value"] == {"max_lines": 7, "max_bytes": 51200}
+    missing = cli(project_dir, run_env, "config", "get", "nope.never")
+    assert missing.exit_code == 2 and "not set" in missing.stderr
 
 
 def test_opencode_places_and_order(project_dir: Path, env, global_config_dir: Path, tmp_path: Path) -> None:
