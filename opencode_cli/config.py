@@ -16,6 +16,9 @@ depend on it):
 In one place the JSON files come first, in OpenCode's order (``config.json``, ``opencode.json``,
 ``opencode.jsonc`` in the global dir; ``opencode.jsonc``, ``opencode.json`` elsewhere), and
 ``opencode.toml`` last: where a JSON file and the TOML file beside it set the same key, the TOML wins.
+Two of OpenCode's quirks are not copied: it reads every ``opencode.jsonc`` up the tree before every
+``opencode.json``, and its ``.opencode`` directories nearest first; here a nearer place always wins,
+whatever the format. OpenCode's managed (enterprise) config directory is not read.
 
 Keys OpenCode knows that this package does not use yet (``provider``, ``lsp``...) are kept and
 ignored. An unknown key gets a warning with the closest known key.

@@ -345,3 +345,12 @@ def test_comments_and_trailing_commas_change_nothing(value: dict, noise: str) ->
     cleaned = blank_jsonc(text)
     assert len(cleaned) == len(text) and cleaned.count("\n") == text.count("\n")
     assert parse_jsonc(text, "x") == value
+
+
+def test_hot_reload_watches_the_json_files(make_project, project_dir: Path) -> None:
+    from opencode_cli.watch.plan import watch_plan
+
+    plan = watch_plan(make_project())
+    for name in ("opencode.json", "opencode.jsonc", "opencode.toml"):
+        assert plan.relevant(None, str(project_dir / name))
+        assert plan.relevant(None, str(project_dir / ".opencode" / name))
