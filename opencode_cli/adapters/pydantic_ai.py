@@ -18,7 +18,7 @@ schemas shaped for the session's model) and runs every call through ``session.di
   :class:`pydantic_ai.BinaryContent` beside it and the title and metadata as its ``metadata``;
 * permission asks go to the session's ``prompt`` (the host's callback).
 
-Entering the toolset (pydantic-ai does, for every run) connects the project's MCP servers.
+The first run connects the project's MCP servers (entering the toolset), so their tools are offered too.
 """
 
 from __future__ import annotations
@@ -52,13 +52,16 @@ class OpencodeToolset(AbstractToolset[Any]):
         self.session = session
         self.max_retries = max_retries
         self._id = id
+        self._opened = False
 
     @property
     def id(self) -> str | None:
         return self._id
 
     async def __aenter__(self) -> OpencodeToolset:
-        await self.session.project.open()
+        if not self._opened:  # once: a server that failed stays failed (``opencode mcp list`` says why)
+            self._opened = True
+            await self.session.project.open()
         return self
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from opencode_cli.cli.app import app
 from opencode_cli.config import load
-from opencode_cli.config_json import blank_jsonc, parse_jsonc
+from opencode_cli.config_json import blank_jsonc, parse_jsonc, read_json_text
 from opencode_cli.errors import ConfigError
 
 OPENCODE_JSONC = """
@@ -354,3 +354,13 @@ def test_hot_reload_watches_the_json_files(make_project, project_dir: Path) -> N
     for name in ("opencode.json", "opencode.jsonc", "opencode.toml"):
         assert plan.relevant(None, str(project_dir / name))
         assert plan.relevant(None, str(project_dir / ".opencode" / name))
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00\r")))
+def test_any_file_text_lands_in_the_string_as_it_is(content: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "value.txt").write_text(content, encoding="utf-8", newline="")
+        data = read_json_text('{"prompt": "{file:value.txt}"}', Path(folder), {}, "inline")
+    assert data == {"prompt": content.strip()}

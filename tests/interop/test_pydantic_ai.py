@@ -186,6 +186,24 @@ def test_denied_tools_are_not_offered(agent_project: Path, env: dict[str, str]) 
     assert "read" in names and not names & {"bash", "webfetch", "invalid"}
 
 
+def test_mcp_tools_of_an_opencode_json_are_offered_and_called(
+    agent_project: Path, env: dict[str, str]
+) -> None:
+    demo = Path(__file__).parents[1] / "mcp" / "servers" / "demo_server.py"
+    config = {"mcp": {"demo": {"type": "local", "command": [sys.executable, str(demo), "stdio"]}}}
+    (agent_project / "opencode.json").write_text(json.dumps(config))
+    model = Scripted([[ToolCallPart("demo_echo", {"text": "over MCP"}, tool_call_id="m1")]])
+
+    async def main() -> None:
+        async with Project(agent_project, env=env, autoload_plugins=False) as project:
+            with project.session(prompt=Host()) as session:
+                await Agent(FunctionModel(model), toolsets=[OpencodeToolset(session)]).run("echo")
+
+    run(main())
+    assert "demo_echo" in {tool.name for tool in model.offered[0]}
+    assert returned(model.requests[1]).content == "over MCP"
+
+
 def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
     code = "import sys; sys.modules['pydantic_ai'] = None; import opencode_cli.adapters.pydantic_ai"
     result = subprocess.run(
