@@ -115,7 +115,13 @@ class Config:
     def origins(self, parts: Sequence[str]) -> list[ConfigSource]:
         """Every source that sets the key ``parts`` (a path of keys, which may hold dots), in load order:
         for a value the last one is where it came from; a table may be merged from several."""
-        return [source for source in self.sources if _has(source.data, parts)]
+        found: list[ConfigSource] = []
+        for source in self.sources:
+            if _has(source.data, parts):
+                found.append(source)
+            elif any(_value_at(source.data, parts[:depth]) for depth in range(1, len(parts))):
+                found = []  # it set a table above the key to a plain value: what came before is gone
+        return found
 
     def origin(self, parts: Sequence[str]) -> ConfigSource | None:
         """The source that decided the most specific existing key along ``parts`` (``None``: no source)."""
@@ -162,13 +168,27 @@ def _fill(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, An
     return filled
 
 
-def _has(data: Mapping[str, Any], parts: Sequence[str]) -> bool:
+_ABSENT = object()
+
+
+def _at(data: Mapping[str, Any], parts: Sequence[str]) -> Any:
+    """The value ``data`` sets at the key path ``parts``, or ``_ABSENT``."""
     node: Any = data
     for part in parts:
         if not isinstance(node, Mapping) or part not in node:
-            return False
+            return _ABSENT
         node = node[part]
-    return True
+    return node
+
+
+def _has(data: Mapping[str, Any], parts: Sequence[str]) -> bool:
+    return _at(data, parts) is not _ABSENT
+
+
+def _value_at(data: Mapping[str, Any], parts: Sequence[str]) -> bool:
+    """Whether ``data`` sets ``parts`` to a plain value (not a table)."""
+    value = _at(data, parts)
+    return value is not _ABSENT and not isinstance(value, Mapping)
 
 
 def file_format(path: Path) -> str:

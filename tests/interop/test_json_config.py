@@ -183,6 +183,17 @@ def test_permissions_check_names_the_json_file(project_dir: Path, env, clean_env
     }
 
 
+def test_a_plain_value_replacing_a_table_is_the_origin(project_dir: Path, env, clean_environ) -> None:
+    write(project_dir / "opencode.json", '{"permission": {"bash": {"*": "ask", "rm *": "deny"}}}')
+    toml = write(project_dir / "opencode.toml", '[permission]\nbash = "allow"\n')
+    run_env = {**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    result = cli(project_dir, run_env, "permissions", "check", "bash", "rm -rf x")
+    assert result.stdout.splitlines() == [
+        "allow",
+        f"rule: bash * -> allow  (from permission in {toml}, agent build)",
+    ]
+
+
 def test_toml_beside_json_wins_and_config_get_says_where(project_dir: Path, env, clean_environ) -> None:
     write(project_dir / "opencode.json", '{"tool_output": {"max_lines": 40, "max_bytes": 999}}')
     write(project_dir / ".opencode" / "opencode.jsonc", '{"tool_output": {"max_bytes": 1000,},}')
