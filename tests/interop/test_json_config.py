@@ -349,7 +349,7 @@ def test_plain_json_parses_unchanged(value: dict, indent: int | None) -> None:
     st.dictionaries(st.text(), json_values, min_size=1, max_size=5), st.text(alphabet="ab */\"'", max_size=8)
 )
 def test_comments_and_trailing_commas_change_nothing(value: dict, noise: str) -> None:
-    safe = noise.replace("*/", "")
+    safe = noise.replace("/", "")  # nothing that could close the block comment early
     text = json.dumps(value, indent=2)
     text = text.replace("\n", f" // {noise}\n", 1)  # a line comment after the opening brace
     text = text.rstrip("}").rstrip() + f",\n  /* {safe} */\n}}"
@@ -375,3 +375,12 @@ def test_any_file_text_lands_in_the_string_as_it_is(content: str) -> None:
         Path(folder, "value.txt").write_text(content, encoding="utf-8", newline="")
         data = read_json_text('{"prompt": "{file:value.txt}"}', Path(folder), {}, "inline")
     assert data == {"prompt": content.strip()}
+
+
+def test_the_defaults_shown_are_the_ones_used() -> None:
+    from opencode_cli.config import DEFAULTS
+    from opencode_cli.tools.task import DEFAULT_DEPTH
+    from opencode_cli.truncate import MAX_BYTES, MAX_LINES
+
+    assert DEFAULTS["subagent_depth"] == DEFAULT_DEPTH
+    assert (DEFAULTS["tool_output.max_lines"], DEFAULTS["tool_output.max_bytes"]) == (MAX_LINES, MAX_BYTES)
