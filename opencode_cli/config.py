@@ -1,15 +1,24 @@
-"""Configuration: config directories (core spec §9.1), ``opencode.toml`` loading, merging and writing.
+"""Configuration: config directories (core spec §9.1), config file loading, merging and writing.
 
-Files are read in this order, later ones overriding earlier ones (tables merge deeply, key order kept,
-since permission rules depend on it):
+Two formats are read: our ``opencode.toml`` and OpenCode's own ``opencode.json`` / ``opencode.jsonc``
+(JSONC with ``{env:…}`` and ``{file:…}``, see :mod:`opencode_cli.config_json`). Places are read in this
+order, later ones overriding earlier ones (tables merge deeply, key order kept, since permission rules
+depend on it):
 
-1. the global ``$XDG_CONFIG_HOME/opencode/opencode.toml`` (default ``~/.config/opencode``);
-2. the file named by ``OPENCODE_CONFIG``;
-3. ``opencode.toml`` in each directory from the project root (git worktree) down to the working directory;
-4. ``opencode.toml`` inside ``~/.opencode`` and inside each ``.opencode`` directory, farthest first;
-5. ``$OPENCODE_CONFIG_DIR/opencode.toml``;
-6. ``OPENCODE_CONFIG_CONTENT`` (TOML, or JSON when it starts with ``{``);
+1. the global config dir ``$XDG_CONFIG_HOME/opencode`` (default ``~/.config/opencode``);
+2. the file named by ``OPENCODE_CONFIG`` (JSON when it ends in ``.json``/``.jsonc``, else TOML);
+3. each directory from the project root (git worktree) down to the working directory;
+4. ``~/.opencode`` and each ``.opencode`` directory, farthest first;
+5. ``$OPENCODE_CONFIG_DIR``;
+6. ``OPENCODE_CONFIG_CONTENT`` (JSONC when it starts with ``{``, else TOML);
 7. ``OPENCODE_PERMISSION`` (JSON) merged into ``[permission]``.
+
+In one place the JSON files come first, in OpenCode's order (``config.json``, ``opencode.json``,
+``opencode.jsonc`` in the global dir; ``opencode.jsonc``, ``opencode.json`` elsewhere), and
+``opencode.toml`` last: where a JSON file and the TOML file beside it set the same key, the TOML wins.
+Two of OpenCode's quirks are not copied: it reads every ``opencode.jsonc`` up the tree before every
+``opencode.json``, and its ``.opencode`` directories nearest first; here a nearer place always wins,
+whatever the format. OpenCode's managed (enterprise) config directory is not read.
 
 Keys OpenCode knows that this package does not use yet (``provider``, ``lsp``...) are kept and
 ignored. An unknown key gets a warning with the closest known key.
@@ -21,15 +30,28 @@ import difflib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import paths
 from .errors import ConfigError
+from .truncate import MAX_BYTES, MAX_LINES
 
 FILE_NAME = "opencode.toml"
+#: OpenCode's file names, in the order it merges them (the later wins).
+JSON_NAMES = ("opencode.jsonc", "opencode.json")
+GLOBAL_JSON_NAMES = ("config.json", "opencode.json", "opencode.jsonc")
+
+#: What a setting this package reads is when no config sets it (``opencode config get`` shows these; the
+#: limits are truncate's own constants, and ``subagent_depth`` is ``tools.task.DEFAULT_DEPTH``).
+DEFAULTS: dict[str, Any] = {
+    "tool_output.max_lines": MAX_LINES,
+    "tool_output.max_bytes": MAX_BYTES,
+    "subagent_depth": 1,
+    "plugins.disabled": [],
+}
 
 #: Keys this package reads, with their sub-keys (``None``: free-form table).
 OUR_KEYS: dict[str, set[str] | None] = {
@@ -62,6 +84,17 @@ class ConfigSource:
     label: str
     path: Path | None
     data: dict[str, Any]
+    inline_format: str = "toml"
+    """The format of an inline source's text (``OPENCODE_CONFIG_CONTENT``, ``OPENCODE_PERMISSION``)."""
+
+    @property
+    def format(self) -> str:
+        """``json`` or ``toml``."""
+        return file_format(self.path) if self.path is not None else self.inline_format
+
+    def describe(self) -> str:
+        """The file's path, or the variable's name for an inline source."""
+        return str(self.path) if self.path is not None else self.label
 
 
 @dataclass
@@ -81,6 +114,40 @@ class Config:
             node = node[part]
         return node
 
+    def origins(self, parts: Sequence[str]) -> list[ConfigSource]:
+        """Every source that sets the key ``parts`` (a path of keys, which may hold dots), in load order:
+        for a value the last one is where it came from; a table may be merged from several."""
+        found: list[ConfigSource] = []
+        for source in self.sources:
+            if _has(source.data, parts):
+                found.append(source)
+            elif any(_value_at(source.data, parts[:depth]) for depth in range(1, len(parts))):
+                found = []  # it set a table above the key to a plain value: what came before is gone
+        return found
+
+    def origin(self, parts: Sequence[str]) -> ConfigSource | None:
+        """The source that decided the most specific existing key along ``parts`` (``None``: no source)."""
+        for depth in range(len(parts), 0, -1):
+            found = self.origins(parts[:depth])
+            if found:
+                return found[-1]
+        return None
+
+    def effective(self, dotted: str, default: Any = None) -> Any:
+        """A value by dotted key with :data:`DEFAULTS` filled in: a default for an unset setting, and a
+        table with the defaults of its unset keys (``tool_output`` gives both limits)."""
+        missing = object()
+        value = self.get(dotted, missing)
+        prefix = dotted + "."
+        below = {key[len(prefix) :]: v for key, v in DEFAULTS.items() if key.startswith(prefix)}
+        if value is missing:
+            if dotted in DEFAULTS:
+                return DEFAULTS[dotted]
+            value = {} if below else default
+        if isinstance(value, Mapping) and below:
+            return _fill(value, below)
+        return value
+
     def positive_int(self, dotted: str) -> int | None:
         """A positive integer setting, or ``None`` when unset; anything else is a :class:`ConfigError`."""
         value = self.get(dotted)
@@ -89,6 +156,46 @@ class Config:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise ConfigError(f"{dotted} must be a positive integer, not {value!r}")
         return value
+
+
+def _fill(table: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``table`` with the dotted ``defaults`` set where it has no value."""
+    filled = dict(table)
+    for key, fallback in defaults.items():
+        head, _, rest = key.partition(".")
+        if not rest:
+            filled.setdefault(head, fallback)
+        elif isinstance(filled.get(head, {}), Mapping):
+            filled[head] = _fill(filled.get(head, {}), {rest: fallback})
+    return filled
+
+
+_ABSENT = object()
+
+
+def _at(data: Mapping[str, Any], parts: Sequence[str]) -> Any:
+    """The value ``data`` sets at the key path ``parts``, or ``_ABSENT``."""
+    node: Any = data
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
+def _has(data: Mapping[str, Any], parts: Sequence[str]) -> bool:
+    return _at(data, parts) is not _ABSENT
+
+
+def _value_at(data: Mapping[str, Any], parts: Sequence[str]) -> bool:
+    """Whether ``data`` sets ``parts`` to a plain value (not a table)."""
+    value = _at(data, parts)
+    return value is not _ABSENT and not isinstance(value, Mapping)
+
+
+def file_format(path: Path) -> str:
+    """``json`` for ``*.json`` / ``*.jsonc``, else ``toml``."""
+    return "json" if path.suffix in (".json", ".jsonc") else "toml"
 
 
 def find_worktree(directory: Path) -> Path | None:
@@ -141,17 +248,22 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
 
 
 def config_files(directory: Path, worktree: Path | None, env: Mapping[str, str]) -> list[tuple[str, Path]]:
-    """Candidate config files in load order, as ``(label, path)``; missing files are included."""
-    files: list[tuple[str, Path]] = [("global", paths.config_dir(env) / FILE_NAME)]
+    """Candidate config files in load order, as ``(label, path)``; missing files are included.
+
+    In each place OpenCode's JSON files come before ``opencode.toml`` (see the module's docstring)."""
+    global_dir = paths.config_dir(env)
+    files: list[tuple[str, Path]] = [
+        ("global", global_dir / name) for name in (*GLOBAL_JSON_NAMES, FILE_NAME)
+    ]
     if env.get("OPENCODE_CONFIG"):
         files.append(("OPENCODE_CONFIG", Path(env["OPENCODE_CONFIG"])))
     # ~/.opencode is not project config: OPENCODE_DISABLE_PROJECT_CONFIG keeps it (core spec §9.1)
     chain = [] if _flag(env, "OPENCODE_DISABLE_PROJECT_CONFIG") else _walk_down(directory, worktree)
-    files.extend(("project", folder / FILE_NAME) for folder in chain)
-    files.append(("~/.opencode", paths.home_dir(env) / ".opencode" / FILE_NAME))
-    files.extend((".opencode", folder / ".opencode" / FILE_NAME) for folder in chain)
+    files.extend(("project", path) for folder in chain for path in _place(folder))
+    files.extend(("~/.opencode", path) for path in _place(paths.home_dir(env) / ".opencode"))
+    files.extend((".opencode", path) for folder in chain for path in _place(folder / ".opencode"))
     if env.get("OPENCODE_CONFIG_DIR"):
-        files.append(("OPENCODE_CONFIG_DIR", Path(env["OPENCODE_CONFIG_DIR"]) / FILE_NAME))
+        files.extend(("OPENCODE_CONFIG_DIR", path) for path in _place(Path(env["OPENCODE_CONFIG_DIR"])))
     unique: list[tuple[str, Path]] = []
     seen: set[Path] = set()
     for label, path in files:
@@ -159,6 +271,20 @@ def config_files(directory: Path, worktree: Path | None, env: Mapping[str, str])
             seen.add(path)
             unique.append((label, path))
     return unique
+
+
+def _place(folder: Path) -> list[Path]:
+    """The config files of one folder, in merge order: OpenCode's JSON files, then ``opencode.toml``."""
+    return [folder / name for name in (*JSON_NAMES, FILE_NAME)]
+
+
+def read_file(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """One config file in its format (:func:`file_format`)."""
+    if file_format(path) == "json":
+        from .config_json import read_json
+
+        return read_json(path, env)
+    return read_toml(path)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -215,15 +341,15 @@ def load(directory: Path, worktree: Path | None, env: Mapping[str, str] = os.env
             raise ConfigError(f"OPENCODE_CONFIG names {path}, which is not a file")
         if not path.is_file():
             continue
-        data = read_toml(path)
+        data = read_file(path, env)
         config.warnings.extend(_unknown_key_warnings(data, str(path)))
         config.sources.append(ConfigSource(label, path, data))
         config.data = deep_merge(config.data, data)
     content = env.get("OPENCODE_CONFIG_CONTENT")
     if content:
-        data = _parse_inline(content, "OPENCODE_CONFIG_CONTENT")
+        data, kind = _parse_inline(content, "OPENCODE_CONFIG_CONTENT", directory, env)
         config.warnings.extend(_unknown_key_warnings(data, "OPENCODE_CONFIG_CONTENT"))
-        config.sources.append(ConfigSource("OPENCODE_CONFIG_CONTENT", None, data))
+        config.sources.append(ConfigSource("OPENCODE_CONFIG_CONTENT", None, data, kind))
         config.data = deep_merge(config.data, data)
     permission = env.get("OPENCODE_PERMISSION")
     if permission:
@@ -234,22 +360,22 @@ def load(directory: Path, worktree: Path | None, env: Mapping[str, str] = os.env
         if not isinstance(rules, dict | str):
             raise ConfigError("OPENCODE_PERMISSION must be a JSON object or an action string")
         data = {"permission": rules if isinstance(rules, dict) else {"*": rules}}
-        config.sources.append(ConfigSource("OPENCODE_PERMISSION", None, data))
+        config.sources.append(ConfigSource("OPENCODE_PERMISSION", None, data, "json"))
         config.data = deep_merge(config.data, data)
     return config
 
 
-def _parse_inline(content: str, name: str) -> dict[str, Any]:
+def _parse_inline(content: str, name: str, base: Path, env: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    """Inline config text and its format: JSONC (with substitutions) when it starts with ``{``, else TOML."""
     import tomllib
 
+    if content.lstrip().startswith("{"):
+        from .config_json import read_json_text
+
+        return read_json_text(content, base, env, name), "json"
     try:
-        if content.lstrip().startswith("{"):
-            value = json.loads(content)
-            if not isinstance(value, dict):
-                raise ConfigError(f"{name} must be a table")
-            return value
-        return tomllib.loads(content)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
+        return tomllib.loads(content), "toml"
+    except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{name}: invalid config: {error}") from None
 
 

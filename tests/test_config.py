@@ -393,7 +393,8 @@ def test_config_files_lists_candidates_without_duplicates(project_dir: Path, env
     paths = [p for _, p in files]
 
     assert len(paths) == len(set(paths))
-    assert paths[0] == Path(env["XDG_CONFIG_HOME"]) / "opencode" / "opencode.toml"
+    names = ("config.json", "opencode.json", "opencode.jsonc", "opencode.toml")
+    assert paths[:4] == [Path(env["XDG_CONFIG_HOME"]) / "opencode" / name for name in names]
 
 
 # -- parse_value -----------------------------------------------------------------------------------------

@@ -261,11 +261,15 @@ def plugins_list(json_: JsonOption = False) -> None:
 
 
 @config_app.command("get")
-def config_get(key: Annotated[str, typer.Argument(help="Dotted key, e.g. tool_output.max_lines.")]) -> None:
-    """Print the merged value of a config key (TOML for tables, JSON-like for values)."""
+def config_get(
+    key: Annotated[str, typer.Argument(help="Dotted key, e.g. tool_output.max_lines.")],
+    json_: JsonOption = False,
+) -> None:
+    """Print the effective value of a config key (TOML for tables, JSON-like for values), a default when
+    unset; the files it came from go to stderr."""
     from .config_cmd import get
 
-    get(key)
+    get(key, json_)
 
 
 @config_app.command("set")

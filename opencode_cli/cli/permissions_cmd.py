@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from ..agents import Agent
-from ..permission import NO_MATCH, evaluate
+from ..config import Config
+from ..permission import NO_MATCH, Rule, evaluate
 from .common import friendly_errors, make_project, print_json
 
 
@@ -13,6 +16,7 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
         project = make_project()
         agent = project.agent(agent_name)
         rule = evaluate(permission, pattern, agent.permission)
+        origin = rule_origin(project.config, rule)
     matched = rule.source != NO_MATCH
     if as_json:
         print_json(
@@ -21,16 +25,33 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
                 "pattern": pattern,
                 "agent": agent.name,
                 "action": rule.action,
-                "rule": {**rule.as_dict(), "source": rule.source} if matched else None,
+                "rule": {**rule.as_dict(), "source": rule.source, **({"file": origin} if origin else {})}
+                if matched
+                else None,
             }
         )
         return
     print(rule.action)
     if matched:
-        origin = f"from {rule.source}, agent {agent.name}"
-        print(f"rule: {rule.permission} {rule.pattern} -> {rule.action}  ({origin})")
+        where = f"{rule.source} in {origin}" if origin else rule.source
+        print(f"rule: {rule.permission} {rule.pattern} -> {rule.action}  (from {where}, agent {agent.name})")
     else:
         print(f"rule: none matched; {rule.action} is the default (agent {agent.name})")
+
+
+def rule_origin(config: Config, rule: Rule) -> str | None:
+    """The config file (or variable) that set a configured rule; ``None`` for built-in rules."""
+    match = re.fullmatch(
+        r"(?:parent: )?(?:(permission|config tools)|agent\.(.+)\.(permission|tools))", rule.source
+    )
+    if match is None:
+        return None
+    if match.group(1):
+        prefix = ["permission"] if match.group(1) == "permission" else ["tools"]
+    else:
+        prefix = ["agent", match.group(2), match.group(3)]
+    source = config.origin([*prefix, rule.permission, rule.pattern])
+    return source.describe() if source else None
 
 
 def list_agents(as_json: bool) -> None:

@@ -83,14 +83,14 @@ def test_check_config_rule_shows_source_permission(run_cli, project: Path) -> No
     )
     assert lines(run_cli("permissions", "check", "bash", "rm -rf build").stdout) == [
         "deny",
-        "rule: bash rm * -> deny  (from permission, agent build)",
+        f"rule: bash rm * -> deny  (from permission in {project / 'opencode.toml'}, agent build)",
     ]
     assert lines(run_cli("permissions", "check", "bash", "git status").stdout) == [
         "allow",
-        "rule: bash git * -> allow  (from permission, agent build)",
+        f"rule: bash git * -> allow  (from permission in {project / 'opencode.toml'}, agent build)",
     ]
     assert lines(run_cli("permissions", "check", "bash", "make").stdout)[1].endswith(
-        "(from permission, agent build)"
+        f"(from permission in {project / 'opencode.toml'}, agent build)"
     )
 
 
@@ -104,7 +104,7 @@ def test_check_agent_config_rule_and_home_expansion(run_cli, project: Path, cli_
     assert lines(plan.stdout) == [
         "allow",
         f"rule: external_directory {cli_env['HOME']}/notes/* -> allow"
-        "  (from agent.plan.permission, agent plan)",
+        f"  (from agent.plan.permission in {project / 'opencode.toml'}, agent plan)",
     ]
     build = run_cli("permissions", "check", "external_directory", target)
     assert lines(build.stdout)[0] == "ask"
@@ -155,7 +155,13 @@ def test_check_json_shape(run_cli, project: Path) -> None:
         "pattern": "https://x",
         "agent": "general",
         "action": "deny",
-        "rule": {"permission": "webfetch", "pattern": "*", "action": "deny", "source": "permission"},
+        "rule": {
+            "permission": "webfetch",
+            "pattern": "*",
+            "action": "deny",
+            "source": "permission",
+            "file": str(project / "opencode.toml"),
+        },
     }
 
 
