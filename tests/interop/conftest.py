@@ -12,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "models"))  # _scripted.py, shared with the models tests
 
+from _images import PNG
 from _processes import alive
 from _scripted import ScriptedModel
 
@@ -44,10 +45,3 @@ def scripted_model(tmp_path: Path) -> Iterator[ScriptedModel]:
     finally:
         server.stop()
         assert not alive(server.process.pid)
-
-
-# a 1x1 PNG
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
-    "0000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
-)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PNG
+from _images import PNG
 from pydantic_ai import Agent, BinaryContent, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelRequest,
