@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from _mcp_servers import free_port, start, stop, wait_listening
+from _mcp_servers import free_port, stop, wait_listening
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -91,8 +91,17 @@ class HttpServer:
 
 
 def _start_in(directory: Path, argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    with contextlib.chdir(directory):
-        return start(argv, log, env)
+    """Start ``argv`` in ``directory``, in its own process group, output to ``log`` (as ``start`` does)."""
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            argv,
+            cwd=directory,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=env,
+            start_new_session=True,
+        )
 
 
 def text_of(result: Any) -> str:
