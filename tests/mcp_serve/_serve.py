@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from _mcp_servers import free_port, stop, wait_listening
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -110,3 +111,44 @@ def text_of(result: Any) -> str:
 
 
 Answer = Callable[[Any, Any], Awaitable[Any]]
+
+
+# -- the MCP Inspector, from npm ---------------------------------------------------------------------------
+
+INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
+# One pin, read by .ci/run too.
+INSPECTOR_VERSION = (Path(__file__).resolve().parent / "inspector-version.txt").read_text().strip()
+
+
+def ensure_inspector() -> list[str]:
+    """The argv that runs the MCP Inspector (``npx --prefix CACHE --no-install mcp-inspector``), installed
+    with npm into the MCP tests' npm cache if missing or at another version than the pin. Skips the test
+    when npm is not installed; fails it when the install fails."""
+    import fcntl
+    import json
+    import shutil
+
+    from _mcp_servers import npm_cache
+
+    npm, npx = shutil.which("npm"), shutil.which("npx")
+    if npm is None or npx is None or shutil.which("node") is None:
+        pytest.skip("npm, npx and node are needed to run the MCP Inspector")
+    cache = npm_cache()
+    package = cache / "node_modules" / INSPECTOR_PACKAGE / "package.json"
+    cache.mkdir(parents=True, exist_ok=True)
+
+    def installed() -> str | None:
+        try:
+            return json.loads(package.read_text())["version"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    with (cache / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if installed() != INSPECTOR_VERSION:
+            spec = f"{INSPECTOR_PACKAGE}@{INSPECTOR_VERSION}"
+            argv = [npm, "install", "--prefix", str(cache), "--no-audit", "--no-fund", spec]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0 or installed() != INSPECTOR_VERSION:
+                pytest.fail(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return [npx, "--prefix", str(cache), "--no-install", "mcp-inspector"]
