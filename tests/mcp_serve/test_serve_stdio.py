@@ -269,3 +269,39 @@ def test_a_tool_file_added_while_serving(project: Path, env: dict[str, str]) -> 
     after, result = run(main())
     assert "hello" in after
     assert not result.is_error and text_of(result) == "hello mcp"
+
+
+def test_a_named_session_keeps_always_approvals(asking: Path, env: dict[str, str]) -> None:
+    _, answer = _answering({"decision": "always"})
+
+    async def main() -> tuple[Any, Any, Any]:
+        async with stdio_session(
+            asking, env, "--session", "ses_mcp1", elicitation_callback=answer
+        ) as session:
+            first = await session.call_tool("bash", {"command": "echo kept", "description": "Echo"})
+        async with stdio_session(asking, env, "--session", "ses_mcp1") as session:  # no elicitation now
+            again = await session.call_tool("bash", {"command": "echo kept", "description": "Echo"})
+        async with stdio_session(asking, env) as session:  # a new session: asked, and nobody can answer
+            other = await session.call_tool("bash", {"command": "echo kept", "description": "Echo"})
+        return first, again, other
+
+    first, again, other = run(main())
+    assert not first.is_error and not again.is_error
+    assert other.is_error
+
+
+def test_a_config_change_while_serving_changes_the_list(project: Path, env: dict[str, str]) -> None:
+    notes = Notes()
+
+    async def main() -> tuple[set[str], Any]:
+        async with stdio_session(project, env, message_handler=notes.handler) as session:
+            assert "bash" in {tool.name for tool in (await session.list_tools()).tools}
+            await asyncio.sleep(0.5)
+            (project / "opencode.toml").write_text('[permission]\nbash = "deny"\n')
+            await asyncio.wait_for(notes.changed.wait(), 30)
+            after = {tool.name for tool in (await session.list_tools()).tools}
+            return after, await session.call_tool("bash", {"command": "echo no", "description": "Echo"})
+
+    after, result = run(main())
+    assert "bash" not in after and "read" in after
+    assert result.is_error

@@ -152,7 +152,16 @@ class ServeHost:
     def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
         with self.project.hold():
+            self._follow_agent(session)
             return [tool_for(wire) for wire in session.resolve()]
+
+    def _follow_agent(self, session: Session) -> None:
+        """After a reload, the session's agent is the new generation's (its permissions come from the
+        config); an agent the new config no longer has keeps its last form."""
+        from ...errors import ConfigError
+
+        with contextlib.suppress(ConfigError):
+            session.agent = self.project.agent(self.agent)
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=self.tools(self._client(ctx).session))
@@ -164,6 +173,7 @@ class ServeHost:
         abort = AbortSignal()
         try:
             with self.project.hold():
+                self._follow_agent(client.session)
                 client.session.resolve()  # the offer of the generation this call runs in
                 part = await client.session.dispatch(
                     ToolCall(params.name, dict(params.arguments or {}), None), abort=abort
