@@ -66,6 +66,10 @@ def add_server(
         err(f"note: {target} had comments; tomli-w drops them, so a copy is kept at {backup}")
 
 
+#: The HTTP port when --port is not given.
+DEFAULT_PORT = 4097
+
+
 def serve(
     *,
     model_text: str | None,
@@ -97,10 +101,10 @@ def serve(
         from ..mcp.serve import ServeHost, ServeOptions
 
         project = make_project()
-        options = ServeOptions(model_text, agent, rules, yes, session_id)
+        options = ServeOptions(model=model_text, agent=agent, rules=rules, yes=yes, session_id=session_id)
         served = ServeHost(project, options)
         project.tools(served.model, served.agent)  # a broken config or tool is an error before serving
-    from ..mcp.serve.transports import LOOPBACK, run
+    from ..mcp.serve.transports import LOOPBACK, ListenError, run
 
     if transport == "http" and bind not in LOOPBACK:
         err(
@@ -114,11 +118,7 @@ def serve(
     async def work() -> None:
         try:
             await run(served, transport, bind=bind, port=port, announce=announce)
-        except OSError as error:
-            fail(f"error: cannot listen on {bind}:{port}: {error.strerror or error}", EXIT_TOOL_ERROR)
+        except ListenError as error:
+            fail(f"error: {error}", EXIT_TOOL_ERROR)
 
     run_in_project(project, work)
-
-
-#: The HTTP port when --port is not given.
-DEFAULT_PORT = 4097

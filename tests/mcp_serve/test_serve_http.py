@@ -7,13 +7,14 @@ import asyncio
 import os
 import re
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _processes import wait_gone
-from _serve import HttpServer, Notes, run, text_of
+from _serve import SERVE, HttpServer, Notes, run, text_of
 from mcp.types import ElicitResult
 
 from opencode_cli.cli.app import app
@@ -175,3 +176,17 @@ def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env:
     finally:
         if served.process.poll() is None:
             served.stop()
+
+
+def test_a_port_in_use_is_a_one_line_error(server: HttpServer, project: Path, env: dict[str, str]) -> None:
+    done = subprocess.run(
+        [*SERVE, "--transport", "http", "--port", str(server.port)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert f"error: cannot listen on 127.0.0.1:{server.port}:" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""

@@ -86,18 +86,25 @@ async def _http(host: ServeHost, bind: str, port: int, announce: Callable[[str],
                 loop.remove_signal_handler(signum)
 
 
+class ListenError(Exception):
+    """The HTTP server cannot listen where it was asked to (the message says why)."""
+
+
 def _listen(bind: str, port: int) -> socket.socket:
-    """A listening socket on ``bind:port`` (port 0: a free one)."""
-    infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    """A listening socket on ``bind:port`` (port 0: a free one); :class:`ListenError` if it cannot be."""
+    try:
+        infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as error:
+        raise ListenError(f"cannot listen on {bind}:{port}: {error.strerror or error}") from None
     family, kind, proto, _, address = infos[0]
     listener = socket.socket(family, kind, proto)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind(address)
         listener.listen(128)
-    except OSError:
+    except OSError as error:
         listener.close()
-        raise
+        raise ListenError(f"cannot listen on {bind}:{port}: {error.strerror or error}") from None
     listener.set_inheritable(False)
     return listener
 
