@@ -305,3 +305,36 @@ def test_a_config_change_while_serving_changes_the_list(project: Path, env: dict
     after, result = run(main())
     assert "bash" not in after and "read" in after
     assert result.is_error
+
+
+def test_question_is_offered_and_asked_through_elicitation(project: Path, env: dict[str, str]) -> None:
+    forms: list[dict[str, Any]] = []
+
+    async def answer(context: Any, params: Any) -> ElicitResult:
+        forms.append(params.requested_schema)
+        return ElicitResult(action="accept", content={"q1": "Blue", "q2_own": "a small one"})
+
+    question = {
+        "questions": [
+            {
+                "question": "Which colour?",
+                "header": "Colour",
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"},
+                ],
+            },
+            {"question": "What size?", "header": "Size", "options": [{"label": "Big", "description": "x"}]},
+        ]
+    }
+
+    async def main() -> tuple[set[str], Any]:
+        async with stdio_session(project, env, elicitation_callback=answer) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            return names, await session.call_tool("question", question)
+
+    names, result = run(main())
+    assert "question" in names
+    assert not result.is_error
+    assert '"Which colour?"="Blue"' in text_of(result) and '"What size?"="a small one"' in text_of(result)
+    assert forms[0]["properties"]["q1"]["enum"] == ["Red", "Blue"]

@@ -21,10 +21,11 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
 from ...context import AbortSignal
-from ...session import ToolCall
-from .asking import hint, make_prompt
+from ...session import QUESTION_ASKER, ToolCall
+from .asking import can_elicit, hint, make_prompt
 from .calls import CURRENT, Call, forward_metadata
 from .content import result_for, tool_for
+from .questions import ask_questions
 
 if TYPE_CHECKING:
     from ...permission import Rule
@@ -108,17 +109,19 @@ class ServeHost:
         key = self._key(ctx)
         client = self.clients.get(key)
         if client is None:
-            client = self.clients[key] = Client(key, self._new_session(key))
+            client = self.clients[key] = Client(key, self._new_session(key, can_elicit(ctx.session)))
         client.outbound, client.seen = ctx.session, time.monotonic()
         return client
 
-    def _new_session(self, key: str) -> Session:
+    def _new_session(self, key: str, elicits: bool) -> Session:
+        """A client's session; ``question`` is offered to it only if its user can be asked (elicitation)."""
         options: dict[str, Any] = {
             "model": self.model,
             "prompt": self._prompt,
             "on_metadata": forward_metadata,
             "rules": list(self.options.rules),
             "title": f"opencode mcp serve ({key})",
+            "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
         }
         if self.options.session_id and key == STDIO_CLIENT:
             options.update(id=self.options.session_id, remember=True)
