@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -338,3 +339,22 @@ def test_question_is_offered_and_asked_through_elicitation(project: Path, env: d
     assert not result.is_error
     assert '"Which colour?"="Blue"' in text_of(result) and '"What size?"="a small one"' in text_of(result)
     assert forms[0]["properties"]["q1"]["enum"] == ["Red", "Blue"]
+
+
+def test_a_client_going_away_mid_call_leaves_no_process(project: Path, env: dict[str, str]) -> None:
+    pid_file = project / "shell.pid"
+
+    async def main() -> None:
+        async with stdio_session(project, env) as session:
+            call = asyncio.ensure_future(
+                session.call_tool("bash", {"command": "echo $$ > shell.pid; sleep 60", "description": "Wait"})
+            )
+            while not pid_file.exists() or not pid_file.read_text().strip():
+                await asyncio.sleep(0.05)
+        # the client closed the server's stdin and went, the call unanswered
+        call.cancel()
+        with contextlib.suppress(BaseException):
+            await call
+
+    run(main())
+    assert wait_gone(int(pid_file.read_text()), 10.0), "a command outlived its client"
