@@ -20,7 +20,6 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
-from ...context import AbortSignal
 from ...session import QUESTION_ASKER, ToolCall
 from .asking import can_elicit, hint, make_prompt
 from .calls import CURRENT, Call, forward_metadata
@@ -173,14 +172,12 @@ class ServeHost:
         client = self._client(ctx)
         call = Call(ctx.session, ctx.request_id)
         token = CURRENT.set(call)
-        abort = AbortSignal()
         try:
             with self.project.hold():
                 self._follow_agent(client.session)
                 client.session.resolve()  # the offer of the generation this call runs in
-                part = await client.session.dispatch(
-                    ToolCall(params.name, dict(params.arguments or {}), None), abort=abort
-                )
+                # a client's cancellation cancels this task: the tool stops (bash kills its process group)
+                part = await client.session.dispatch(ToolCall(params.name, dict(params.arguments or {})))
             await call.finish()
         finally:
             call.close()
