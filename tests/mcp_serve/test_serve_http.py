@@ -190,3 +190,22 @@ def test_a_port_in_use_is_a_one_line_error(server: HttpServer, project: Path, en
     assert done.returncode == 1
     assert f"error: cannot listen on 127.0.0.1:{server.port}:" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_question_over_http(server: HttpServer) -> None:
+    async def answer(context: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"q1": "Yes"})
+
+    async def main() -> tuple[set[str], Any]:
+        async with server.session(elicitation_callback=answer) as session:
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            question = {
+                "question": "Go on?",
+                "header": "Go",
+                "options": [{"label": "Yes", "description": "y"}],
+            }
+            return names, await session.call_tool("question", {"questions": [question]})
+
+    names, result = run(main())
+    assert "question" in names
+    assert not result.is_error and '"Go on?"="Yes"' in text_of(result)

@@ -38,7 +38,14 @@ DECISION_SCHEMA: dict[str, Any] = {
 
 
 def can_elicit(outbound: Any) -> bool:
-    """Whether the client behind ``outbound`` (the SDK's server session) takes elicitation forms."""
+    """Whether the request behind ``outbound`` (the SDK's server session) can put a form to its client."""
+    if not getattr(outbound, "can_send_request", True):  # no back-channel (a single-exchange request)
+        return False
+    return declares_elicitation(outbound)
+
+
+def declares_elicitation(outbound: Any) -> bool:
+    """Whether the client behind ``outbound`` said it takes elicitation forms."""
     capabilities = getattr(outbound, "client_capabilities", None)
     elicitation = getattr(capabilities, "elicitation", None)
     if elicitation is None:

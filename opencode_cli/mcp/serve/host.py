@@ -21,7 +21,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
 from ...session import QUESTION_ASKER, ToolCall
-from .asking import can_elicit, hint, make_prompt
+from .asking import declares_elicitation, hint, make_prompt
 from .calls import CURRENT, Call, forward_metadata
 from .content import result_for, tool_for
 from .questions import ask_questions
@@ -108,7 +108,9 @@ class ServeHost:
         key = self._key(ctx)
         client = self.clients.get(key)
         if client is None:
-            client = self.clients[key] = Client(key, self._new_session(key, can_elicit(ctx.session)))
+            client = self.clients[key] = Client(
+                key, self._new_session(key, declares_elicitation(ctx.session))
+            )
         client.outbound, client.seen = ctx.session, time.monotonic()
         return client
 
