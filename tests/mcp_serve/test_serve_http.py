@@ -59,6 +59,7 @@ def test_calls_over_http(server: HttpServer, project: Path) -> None:
     assert invalid.is_error and "invalid arguments" in text_of(invalid)
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_calls_from_two_clients_nothing_lost(server: HttpServer) -> None:
     async def client(indexes: range) -> list[tuple[int, Any]]:
         async with server.session() as session:
@@ -115,6 +116,7 @@ def test_binds_loopback_by_default(server: HttpServer) -> None:
     assert f"00000000:{port}" not in local
 
 
+@pytest.mark.slow
 def test_another_host_needs_the_flag_and_warns(project: Path, env: dict[str, str]) -> None:
     served = HttpServer(project, env, "--host", "0.0.0.0")
     try:
@@ -154,6 +156,7 @@ def test_serve_is_listed_in_help() -> None:
     assert result.exit_code == 0 and "serve" in result.output
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env: dict[str, str]) -> None:
     served = HttpServer(project, env, "--yes")
     pid_file = project / "shell.pid"
@@ -178,6 +181,7 @@ def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env:
             served.stop()
 
 
+@pytest.mark.slow
 def test_a_port_in_use_is_a_one_line_error(server: HttpServer, project: Path, env: dict[str, str]) -> None:
     done = subprocess.run(
         [*SERVE, "--transport", "http", "--port", str(server.port)],

@@ -272,6 +272,7 @@ def test_a_tool_file_added_while_serving(project: Path, env: dict[str, str]) -> 
     assert not result.is_error and text_of(result) == "hello mcp"
 
 
+@pytest.mark.slow
 def test_a_named_session_keeps_always_approvals(asking: Path, env: dict[str, str]) -> None:
     _, answer = _answering({"decision": "always"})
 
@@ -341,6 +342,7 @@ def test_question_is_offered_and_asked_through_elicitation(project: Path, env: d
     assert forms[0]["properties"]["q1"]["enum"] == ["Red", "Blue"]
 
 
+@pytest.mark.slow
 def test_a_client_going_away_mid_call_leaves_no_process(project: Path, env: dict[str, str]) -> None:
     pid_file = project / "shell.pid"
 
