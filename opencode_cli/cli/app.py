@@ -25,7 +25,8 @@ permissions_app = typer.Typer(help="See how permission rules decide.", no_args_i
 agents_app = typer.Typer(help="Built-in and configured agents.", no_args_is_help=True)
 todos_app = typer.Typer(help="The todo lists sessions keep (the todowrite tool).", no_args_is_help=True)
 mcp_app = typer.Typer(
-    help="MCP servers: their status, and adding one to opencode.toml.", no_args_is_help=True
+    help="MCP servers: their status, adding one to opencode.toml, and serving our tools over MCP.",
+    no_args_is_help=True,
 )
 app.add_typer(tools_app, name="tools")
 app.add_typer(plugins_app, name="plugins")
@@ -355,3 +356,42 @@ def mcp_add(
     from .mcp_cmd import add_server
 
     add_server(name, list(ctx.args), url, header or [], timeout, global_)
+
+
+@mcp_app.command("serve")
+def mcp_serve(
+    model: ModelOption = None,
+    agent: AgentOption = None,
+    transport: Annotated[
+        str, typer.Option("--transport", "-t", help="stdio (one client) or http (streamable HTTP, many).")
+    ] = "stdio",
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Address to listen on with --transport http (default 127.0.0.1)."),
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", help="Port for --transport http (default 4097; 0: a free one).")
+    ] = None,
+    allow: AllowOption = None,
+    deny: DenyOption = None,
+    yes: YesOption = False,
+    session: Annotated[
+        str | None,
+        typer.Option("--session", "-s", help="A remembered session for the stdio client (resumed if kept)."),
+    ] = None,
+) -> None:
+    """Serve the tools AGENT and MODEL are offered to any MCP client, with OpenCode's permissions.
+    Asks go to the client's user (elicitation); without it, --allow/--deny/--yes and the rules decide."""
+    from .mcp_cmd import serve
+
+    serve(
+        model_text=model,
+        agent=agent,
+        transport=transport,
+        host=host,
+        port=port,
+        allow=allow or [],
+        deny=deny or [],
+        yes=yes,
+        session_id=session,
+    )

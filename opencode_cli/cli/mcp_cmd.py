@@ -1,10 +1,10 @@
-"""``opencode mcp list | add``: the MCP servers of ``[mcp.NAME]``."""
+"""``opencode mcp list | add | serve``: the MCP servers of ``[mcp.NAME]``, and serving our tools over MCP."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .common import err, fail, friendly_errors, make_project, print_json, run_in_project
+from .common import EXIT_TOOL_ERROR, err, fail, friendly_errors, make_project, print_json, run_in_project
 
 
 def list_servers(as_json: bool) -> None:
@@ -64,3 +64,61 @@ def add_server(
     print(f"added MCP server {name} to {target}")
     if backup is not None:
         err(f"note: {target} had comments; tomli-w drops them, so a copy is kept at {backup}")
+
+
+#: The HTTP port when --port is not given.
+DEFAULT_PORT = 4097
+
+
+def serve(
+    *,
+    model_text: str | None,
+    agent: str | None,
+    transport: str,
+    host: str | None,
+    port: int | None,
+    allow: list[str],
+    deny: list[str],
+    yes: bool,
+    session_id: str | None,
+) -> None:
+    """Serve the tools ``agent`` and the model are offered to MCP clients, until the client goes (stdio)
+    or Ctrl-C / SIGTERM (HTTP). Nothing but the protocol is written to stdout."""
+    from .tools_cmd import _flag_rules
+
+    if transport not in ("stdio", "http"):
+        fail(f"error: --transport is stdio or http, not {transport!r}")
+    if transport == "stdio" and (host is not None or port is not None):
+        fail("error: --host and --port are for --transport http")
+    if transport == "http" and session_id:
+        fail("error: --session is for --transport stdio (over HTTP each client has a session of its own)")
+    port = DEFAULT_PORT if port is None else port
+    if not 0 <= port <= 65535:
+        fail(f"error: --port must be between 0 and 65535, not {port}")
+    bind = host or "127.0.0.1"
+    rules = _flag_rules(allow, "allow") + _flag_rules(deny, "deny")
+    with friendly_errors():
+        from ..mcp.serve import ServeHost, ServeOptions
+
+        project = make_project()
+        options = ServeOptions(model=model_text, agent=agent, rules=rules, yes=yes, session_id=session_id)
+        served = ServeHost(project, options)
+        project.tools(served.model, served.agent)  # a broken config or tool is an error before serving
+    from ..mcp.serve.transports import LOOPBACK, ListenError, run
+
+    if transport == "http" and bind not in LOOPBACK:
+        err(
+            f"warning: serving on {bind}: anyone who can reach this address can run the tools "
+            "(with the permissions this server was given); the default is 127.0.0.1"
+        )
+
+    def announce(text: str) -> None:
+        err(f"opencode mcp serve: {text} (agent {served.agent}, model {served.model or 'none'})")
+
+    async def work() -> None:
+        try:
+            await run(served, transport, bind=bind, port=port, announce=announce)
+        except ListenError as error:
+            fail(f"error: {error}", EXIT_TOOL_ERROR)
+
+    run_in_project(project, work)

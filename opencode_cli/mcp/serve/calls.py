@@ -1,0 +1,99 @@
+"""One ``tools/call`` as the server runs it: the client's channel, live progress, unanswered asks.
+
+The call is the current one of the task that runs it (a context variable), so the session-wide hooks
+— the metadata sink and the permission prompt — reach the request they belong to, also when several
+calls run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...context import PermissionRequest
+from ...loops import running_loop
+
+#: The call running in the current task (``None`` outside a ``tools/call``).
+CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar("opencode_mcp_call", default=None)
+
+#: Seconds the progress still queued when a call ends may take to be sent.
+FLUSH_TIMEOUT = 5.0
+
+
+@dataclass
+class Call:
+    """A ``tools/call`` in flight: ``outbound`` is the SDK's channel back to its client."""
+
+    outbound: Any
+    request_id: Any
+    unanswered: list[PermissionRequest] = field(default_factory=list)
+    """Permission asks nobody could answer (the client has no elicitation), in order."""
+
+    def __post_init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._pump: asyncio.Task[None] | None = None
+        self._shown = ""
+        self._sent = 0
+
+    # -- live progress -----------------------------------------------------------------------------------
+
+    def metadata(self, title: str | None, metadata: dict[str, Any] | None) -> None:
+        """A tool's ``ctx.metadata()``: its new output (bash streams it so) or its title, as a progress
+        notification (the SDK sends nothing when the client asked for no progress)."""
+        output = (metadata or {}).get("output")
+        if isinstance(output, str):
+            message, self._shown = _added(self._shown, output), output
+        else:
+            message = title or ""
+        if not message:
+            return
+        if running_loop() is self._loop:
+            self._put(message)
+        else:  # a tool reporting from a thread of its own
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._put, message)
+
+    def _put(self, message: str) -> None:
+        self._queue.put_nowait(message)
+        if self._pump is None:
+            self._pump = asyncio.ensure_future(self._send())
+
+    async def _send(self) -> None:
+        while (message := await self._queue.get()) is not None:
+            self._sent += 1
+            with contextlib.suppress(Exception):  # a client gone away: the call still ends normally
+                await self.outbound.report_progress(self._sent, None, message)
+
+    async def finish(self) -> None:
+        """Send the progress still queued (before the result, so the client sees it in order)."""
+        if self._pump is None:
+            return
+        self._queue.put_nowait(None)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self._pump), FLUSH_TIMEOUT)
+        self.close()
+
+    def close(self) -> None:
+        """Stop sending progress (the call ended, or was cancelled)."""
+        if self._pump is not None and not self._pump.done():
+            self._pump.cancel()
+
+
+def forward_metadata(title: str | None, metadata: dict[str, Any] | None) -> None:
+    """The sessions' metadata sink: live progress goes to the call running in this task, if any."""
+    call = CURRENT.get()
+    if call is not None:
+        call.metadata(title, metadata)
+
+
+def _added(before: str, after: str) -> str:
+    """What a live ``output`` adds to the one reported before (a preview keeping only its tail slides)."""
+    if after.startswith(before):
+        return after[len(before) :]
+    probe = before[-256:]
+    at = after.find(probe) if probe else -1
+    return after[at + len(probe) :] if at >= 0 else after
