@@ -12,6 +12,26 @@ from hypothesis import settings
 
 from opencode_cli.project import Project
 
+#: Set (to anything) to run the tests marked ``slow`` too: ``.ci/run`` does. Without it they are deselected,
+#: unless a ``-m`` expression chooses for itself (``python -m pytest -m slow`` runs just them).
+SLOW_TESTS = "OPENCODE_TEST_SLOW"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the slow end-to-end tests out of a plain ``python -m pytest`` (fast feedback)."""
+    if os.environ.get(SLOW_TESTS) or config.getoption("markexpr"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if os.environ.get(SLOW_TESTS) or config.getoption("markexpr"):
+        return "slow tests: as chosen"
+    return f"slow tests: left out (set {SLOW_TESTS}=1 to run them, as .ci/run does)"
+
 # Two shared cores run the suite: timing-based deadlines would make property tests flaky, never better.
 settings.register_profile("opencode", deadline=None)
 settings.load_profile("opencode")

@@ -218,6 +218,7 @@ def test_run_with_deeply_nested_arguments_is_a_usage_error(opencode) -> None:
         assert done.returncode == 2 and one_line(done.stderr) == message
 
 
+@pytest.mark.slow
 def test_50_mb_strings(opencode, cli_env, tmp_path: Path) -> None:
     project = Path(cli_env["project"])
     big = tmp_path / "big.txt"

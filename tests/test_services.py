@@ -341,8 +341,8 @@ def test_close_after_the_loop_is_gone_kills_the_children() -> None:
     assert warnings == ["service p was not stopped: its event loop is gone"]
     run(until_gone(pid))
     assert services.statuses()[0].state == "stopped"
-    for thread in threading.enumerate():  # asyncio's child watchers hold the transport until they reap
-        if "waitpid-" in thread.name:
+    for thread in threading.enumerate():  # asyncio's child watcher holds the transport until it reaps
+        if "waitpid-" in thread.name and pid in getattr(thread, "_args", ()):  # this child's, not others'
             thread.join(LIMIT)
     # The transport outlived its loop (the scenario): its finalizer fails; collect it here, not later.
     unraisable: list[str] = []

@@ -140,6 +140,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writers", [2, 4])
 def test_processes_writing_at_once_lose_nothing(tmp_path: Path, writers: int) -> None:
     """Several real processes create the file and add 200 approvals each, at the same time."""

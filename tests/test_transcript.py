@@ -445,6 +445,7 @@ def test_round_trip_through_dicts_and_json(transcript: Transcript) -> None:
             assert part_from_dict(part.as_dict()) == part
 
 
+@pytest.mark.slow
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_round_trip_through_the_store(data: st.DataObject) -> None:

@@ -144,6 +144,7 @@ def test_hooks_wrap_an_mcp_call(make_project: ProjectFactory, demo: Path) -> Non
     assert seen == [("before", "demo_echo"), ("after", "hey!")]
 
 
+@pytest.mark.slow
 def test_a_timeout_a_crash_and_reconnecting(
     make_project: ProjectFactory, project_dir: Path, demo_server_command: list[str]
 ) -> None:
@@ -171,6 +172,7 @@ def test_a_timeout_a_crash_and_reconnecting(
     run(main())
 
 
+@pytest.mark.slow
 def test_broken_servers_are_failed_and_the_others_go_on(
     make_project: ProjectFactory,
     project_dir: Path,
@@ -358,6 +360,7 @@ def cli(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.Comple
     )
 
 
+@pytest.mark.slow
 def test_cli_mcp_list_tools_run_and_no_orphans(
     project_dir: Path, env: dict[str, str], demo_server_command: list[str]
 ) -> None:
@@ -596,6 +599,7 @@ def _parent(pid: int) -> int:
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
 
 
+@pytest.mark.slow
 def test_cli_schema_call_and_plugins_list_include_mcp_tools(
     project_dir: Path, env: dict[str, str], demo_server_command: list[str]
 ) -> None:

@@ -445,6 +445,7 @@ def test_no_process_survives_a_timeout(bash: Harness) -> None:
     assert wait_gone(grandchild), f"process {grandchild} survived the timeout"
 
 
+@pytest.mark.slow
 def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(bash: Harness) -> None:
     command = "(trap '' TERM; sleep 1000 & echo $!; wait) & sleep 60"
     start = time.monotonic()
