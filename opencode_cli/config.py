@@ -314,7 +314,9 @@ def deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, A
     return merged
 
 
-def _unknown_key_warnings(data: Mapping[str, Any], where: str) -> Iterator[str]:
+def unknown_keys(data: Mapping[str, Any]) -> Iterator[str]:
+    """``unknown config key 'KEY' (did you mean 'CLOSE'?)`` for each key of ``data`` that is neither ours
+    nor OpenCode's (sub-keys too, for our tables with a fixed set of them)."""
     known = set(OUR_KEYS) | OPENCODE_KEYS
     for key, value in data.items():
         if key in OUR_KEYS:
@@ -322,15 +324,20 @@ def _unknown_key_warnings(data: Mapping[str, Any], where: str) -> Iterator[str]:
             if allowed is not None and isinstance(value, Mapping):
                 for sub in value:
                     if sub not in allowed:
-                        yield _unknown(f"{key}.{sub}", sub, allowed, where, prefix=f"{key}.")
+                        yield _unknown(f"{key}.{sub}", sub, allowed, prefix=f"{key}.")
         elif key not in known:
-            yield _unknown(key, key, known, where)
+            yield _unknown(key, key, known)
 
 
-def _unknown(full: str, key: str, choices: set[str] | frozenset[str], where: str, prefix: str = "") -> str:
+def _unknown_key_warnings(data: Mapping[str, Any], where: str) -> Iterator[str]:
+    for problem in unknown_keys(data):
+        yield f"{where}: {problem}; it is ignored"
+
+
+def _unknown(full: str, key: str, choices: set[str] | frozenset[str], prefix: str = "") -> str:
     close = difflib.get_close_matches(key, sorted(choices), n=1, cutoff=0.6)
     hint = f" (did you mean '{prefix}{close[0]}'?)" if close else ""
-    return f"{where}: unknown config key '{full}'{hint}; it is ignored"
+    return f"unknown config key '{full}'{hint}"
 
 
 def load(directory: Path, worktree: Path | None, env: Mapping[str, str] = os.environ) -> Config:

@@ -61,10 +61,15 @@ def write_target(project: Any, global_: bool) -> Path:
 
 def set_(key: str, raw: str, global_: bool) -> None:
     """Set ``key`` to ``raw`` (a TOML literal, else a string) in the project or global opencode.toml."""
+    from ..config_check import check_setting
+
     with friendly_errors():
         project = make_project()
         target = write_target(project, global_)
         value = parse_value(raw)
+        problem = check_setting(project, key, value)
+        if problem is not None:
+            fail(f"error: {problem}; {target} is left as it was")
         backup = set_key(target, key, value)
     if backup is not None:
         err(f"note: {target} had comments, which TOML rewriting drops; the old file is kept as {backup}")
