@@ -53,10 +53,23 @@ class Agent:
     #: Other keys of the agent's config table, passed on to the provider as they are.
     options: dict[str, Any] = field(default_factory=dict)
 
+    _task_capable: tuple[tuple[Rule, ...], bool] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     @property
     def task_capable(self) -> bool:
-        """Whether the agent may launch subagents (``task`` is not denied): picks the truncation hint."""
-        return evaluate("task", "*", self.permission).action != "deny"
+        """Whether the agent may launch subagents (``task`` is not denied): picks the truncation hint.
+
+        Asked on every call, so the answer is kept with the exact rules it was worked out from, and
+        worked out again when they differ."""
+        rules = tuple(self.permission)
+        known = self._task_capable
+        if known is not None and known[0] == rules:
+            return known[1]
+        capable = evaluate("task", "*", rules).action != "deny"
+        self._task_capable = (rules, capable)
+        return capable
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape for ``opencode agents list --json``."""

@@ -29,6 +29,7 @@ class AbortSignal:
         self._event = threading.Event()
         self.reason: str | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
 
     @property
@@ -44,8 +45,27 @@ class AbortSignal:
             self.reason = reason
             self._event.set()
             waiters, self._waiters = self._waiters, []
+            callbacks, self._callbacks = self._callbacks, []
         for loop, future in waiters:
             loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
+        for callback in callbacks:
+            callback()
+
+    def on_abort(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (from the aborting thread) when aborted, at once if already aborted; returns
+        the function that takes the callback back."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback()
+        return lambda: None
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block (in a worker thread) until aborted or ``timeout``; returns :attr:`aborted`."""

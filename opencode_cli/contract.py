@@ -259,6 +259,7 @@ class Tool:
         source: ToolSource | None = None,
         format_validation_error: Callable[[Any], str] | None = None,
         handles_abort: bool = False,
+        blocking: bool = True,
     ) -> None:
         if id is not None:
             self.id = id
@@ -273,6 +274,9 @@ class Tool:
         self._format_validation_error = format_validation_error
         self.handles_abort = handles_abort
         """The tool answers ``ctx.abort`` itself (e.g. with the output so far) instead of being cancelled."""
+        self.blocking = blocking
+        """A plain (not ``async``) function runs in a worker thread unless it declares it never blocks
+        (``@tool(blocking=False)``: quick, no I/O), in which case it is called on the event loop."""
         self._call_shape: tuple[str, str | None, list[str]] | None = None
         if execute is not None:
             self._call_shape = _call_shape(execute, self.parameters)
@@ -394,7 +398,10 @@ class Tool:
         function = self._function
         if inspect.iscoroutinefunction(function):
             return await function(*call_args, **kwargs)
-        result = await asyncio.to_thread(function, *call_args, **kwargs)
+        if self.blocking:
+            result = await asyncio.to_thread(function, *call_args, **kwargs)
+        else:
+            result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -430,19 +437,35 @@ class Tool:
 
 
 async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
-    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first."""
+    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first.
+
+    ``work`` runs in the calling task (no task of its own, no waiter task: a call costs no extra turns of
+    the loop); an abort cancels the calling task, and that one cancellation is taken back here.
+    """
     import asyncio
 
-    task = asyncio.ensure_future(work)
-    aborted = asyncio.ensure_future(ctx.abort.wait_async())
+    task = asyncio.current_task()
+    if task is None:  # not in a task (a bare coroutine driven by hand): nothing to cancel
+        return await work
+    loop = asyncio.get_running_loop()
+    active, fired = True, False
+
+    def cancel() -> None:  # on the loop's thread, like the ``finally`` below: no race between them
+        nonlocal fired
+        if active and not task.done():
+            fired = True
+            task.cancel()
+
+    remove = ctx.abort.on_abort(lambda: loop.call_soon_threadsafe(cancel))
     try:
-        done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        return await work
+    except asyncio.CancelledError:
+        if fired and task.uncancel() == 0:  # our cancellation alone: the abort
+            raise AbortedError() from None
+        raise
     finally:
-        aborted.cancel()
-    if task not in done:
-        task.cancel()
-        raise AbortedError()
-    return task.result()
+        active = False
+        remove()
 
 
 def _call_shape(function: Callable[..., Any], model: Any) -> tuple[str, str | None, list[str]]:
@@ -508,6 +531,7 @@ def tool(
     description: str | None = None,
     parameters: type[BaseModel] | None = None,
     json_schema: dict[str, Any] | None = None,
+    blocking: bool = True,
 ) -> Any:
     """Make a :class:`Tool` from a function; use bare (``@tool``) or with options (``@tool(id="x")``).
 
@@ -518,6 +542,10 @@ def tool(
 
     The description is ``description``, else a ``.txt`` file beside the module named after the tool
     (the function name, or the module name for a function called ``default``), else the docstring.
+
+    A plain function runs in a worker thread, so a slow one never stalls other calls; one that is quick
+    and never waits (no I/O, no sleeping) may say ``blocking=False`` to be called directly on the event
+    loop, which saves the thread hop.
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
@@ -538,7 +566,7 @@ def tool(
             text = _sibling_description(fn, names)
         if text is None:
             text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
-        return Tool(name, text, parameters=model, json_schema=json_schema, execute=fn)
+        return Tool(name, text, parameters=model, json_schema=json_schema, execute=fn, blocking=blocking)
 
     if function is not None:
         return build(function)

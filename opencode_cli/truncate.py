@@ -34,6 +34,8 @@ HINT_PLAIN = (
 Direction = Literal["head", "tail"]
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#: Each byte value to the base62 character of ``byte % 62``: one ``bytes.translate`` draws an id's tail.
+_BYTE_TO_BASE62 = bytes(ord(_BASE62[byte % 62]) for byte in range(256))
 _id_lock = threading.Lock()
 _last_ms = 0
 _counter = 0
@@ -51,7 +53,7 @@ def ascending_id(prefix: str) -> str:
             _last_ms, _counter = now, 0
         _counter += 1
         value = (now * 4096 + _counter) & 0xFFFFFFFFFFFF
-    return f"{prefix}_{value:012x}" + "".join(_BASE62[byte % 62] for byte in os.urandom(14))
+    return f"{prefix}_{value:012x}" + os.urandom(14).translate(_BYTE_TO_BASE62).decode("ascii")
 
 
 @dataclass(frozen=True)
