@@ -64,7 +64,12 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
             "XDG_STATE_HOME": str(root / "state"),
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         }
-        figures: dict[str, list[float]] = {"direct_sync": [], "direct_async": [], "echo_sync": [], "echo_async": []}
+        figures: dict[str, list[float]] = {
+            "direct_sync": [],
+            "direct_async": [],
+            "echo_sync": [],
+            "echo_async": [],
+        }
         async with Project(project_dir, env=env) as project:
             names = [definition.id for definition in project.tools()]
             assert "echo_sync" in names and "echo_async_" in names, names

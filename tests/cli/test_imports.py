@@ -1,0 +1,52 @@
+"""`opencode tools list` stays off the paths of the capabilities it does not use (issue 19, item 4): in a
+fresh process it imports no tool module and none of the libraries only some commands need."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+#: Imported only by the commands (or tools) that use them: MCP, models, language servers, web tools,
+#: the code-mode sandbox, bash's parser, JSON-Schema validation of plugin tools.
+ONLY_WHEN_USED = ("mcp", "openai", "pygls", "httpx", "pydantic_monty", "tree_sitter", "jsonschema")
+
+PROBE = """
+import sys
+from opencode_cli.cli.app import app
+try:
+    app({args!r}, standalone_mode=False)
+finally:
+    print("MODULES", " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def modules_after(args: list[str], cli_env: dict[str, str]) -> set[str]:
+    env = {k: v for k, v in cli_env.items() if k != "project"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args)],
+        cwd=cli_env["project"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+@pytest.mark.parametrize(
+    "args", [["tools", "list"], ["tools", "list", "--model", "gpt-5", "--json"]], ids=" ".join
+)
+def test_tools_list_imports_nothing_it_does_not_use(args: list[str], cli_env: dict[str, str]) -> None:
+    modules = modules_after(args, cli_env)
+    assert "opencode_cli.cli.app" in modules  # the probe did run the command
+    loaded = sorted(name for name in ONLY_WHEN_USED if name in modules)
+    assert loaded == []
+    tool_modules = sorted(
+        name
+        for name in modules
+        if name.startswith("opencode_cli.tools.") and not name.split(".")[-1].startswith("_")
+    )
+    assert tool_modules == []  # listing reads descriptions, it imports no tool
