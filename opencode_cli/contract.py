@@ -582,14 +582,22 @@ class LazyTool:
         init: Callable[[], Any] | str,
         description: str | Path | Callable[[], str] | None = None,
         source: ToolSource | None = None,
+        schema: Callable[[], dict[str, Any] | None] | None = None,
     ) -> None:
         self.id = id
         self._init = init
         self._description = description
+        self._schema = schema
         self.source = source or ToolSource("plugin", name="unknown")
 
     def __repr__(self) -> str:
         return f"<LazyTool {self.id!r} ({self.source.describe()})>"
+
+    def schema(self) -> dict[str, Any]:
+        """The parameters as JSON Schema: the one given to :func:`define` when it has one (no import),
+        else the built tool's."""
+        known = self._schema() if self._schema is not None else None
+        return known if known is not None else self.load().schema()
 
     @property
     def description(self) -> str:
@@ -646,15 +654,18 @@ def define(
     init: Callable[[], Any] | str,
     *,
     description: str | Path | Callable[[], str] | None = None,
+    schema: Callable[[], dict[str, Any] | None] | None = None,
 ) -> LazyTool:
     """Declare a tool whose body is built on first use, as OpenCode's ``Tool.define(id, init)``.
 
     ``init`` is a zero-argument callable (or a ``"module:attribute"`` string naming one, imported lazily)
     returning a :class:`Tool` or a mapping with ``description``, ``parameters`` (pydantic model) or
     ``json_schema``, ``execute`` and optionally ``format_validation_error``. ``description`` (text, a
-    path to a ``.txt`` file, or a callable) lets listings show the tool without importing it.
+    path to a ``.txt`` file, or a callable) lets listings show the tool without importing it; ``schema``
+    (a callable giving the JSON Schema the built tool has, or ``None`` when it does not know) lets them
+    show its parameters without importing it either.
     """
-    return LazyTool(id, init, description)
+    return LazyTool(id, init, description, schema=schema)
 
 
 AnyTool = Tool | LazyTool

@@ -183,9 +183,7 @@ class Registry:
     def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
         """One tool's definition for ``model``, after the ``tool_definition`` hooks."""
         # a copy: hooks may edit the schema in place, and a loaded tool caches its own
-        output = ToolDefinitionOutput(
-            entry.tool.description, lambda: copy.deepcopy(entry.tool.load().schema())
-        )
+        output = ToolDefinitionOutput(entry.tool.description, lambda: copy.deepcopy(entry.tool.schema()))
         if self.plugins is not None and self.plugins.has_hook("tool_definition"):
             self.plugins.call("tool_definition", tool_id=entry.id, model=model, output=output)
         return ToolDefinition(entry, output)

@@ -32,6 +32,7 @@ def pytest_report_header(config: pytest.Config) -> str:
         return "slow tests: as chosen"
     return f"slow tests: left out (set {SLOW_TESTS}=1 to run them, as .ci/run does)"
 
+
 # Two shared cores run the suite: timing-based deadlines would make property tests flaky, never better.
 settings.register_profile("opencode", deadline=None)
 settings.load_profile("opencode")

@@ -19,7 +19,7 @@ from ..contract import define
 from ..flags import Flags
 from ..hookspecs import hookimpl
 from ..registry import RegisterTool
-from . import _bash_prompt, _skill_prompt, _websearch_prompt
+from . import _bash_prompt, _schemas, _skill_prompt, _websearch_prompt
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -30,7 +30,12 @@ HERE = Path(__file__).parent
 
 
 def _builtin(tool_id: str) -> object:
-    return define(tool_id, f"opencode_cli.tools.{tool_id}:init", description=HERE / f"{tool_id}.txt")
+    return define(
+        tool_id,
+        f"opencode_cli.tools.{tool_id}:init",
+        description=HERE / f"{tool_id}.txt",
+        schema=_schemas.recorded(tool_id),
+    )
 
 
 #: Said in task's description when background subagents are switched on: we run every task in the
@@ -66,7 +71,14 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     """Register the built-in tools in OpenCode's order."""
     register(_builtin("invalid"))
     register(_builtin("question"))
-    register(define("bash", "opencode_cli.tools.bash:init", description=_bash_prompt.describer(flags)))
+    register(
+        define(
+            "bash",
+            "opencode_cli.tools.bash:init",
+            description=_bash_prompt.describer(flags),
+            schema=_schemas.recorded("bash"),
+        )
+    )
     register(_builtin("read"))
     register(_builtin("glob"))
     register(_builtin("grep"))
@@ -75,8 +87,22 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     register(define("task", _task_init(flags), description=_task_describer(flags)))
     register(_builtin("webfetch"))
     register(_builtin("todowrite"))
-    register(define("websearch", "opencode_cli.tools.websearch:init", description=_websearch_prompt.describe))
-    register(define("skill", _skill_init(project), description=_skill_prompt.describer(project)))
+    register(
+        define(
+            "websearch",
+            "opencode_cli.tools.websearch:init",
+            description=_websearch_prompt.describe,
+            schema=_schemas.recorded("websearch"),
+        )
+    )
+    register(
+        define(
+            "skill",
+            _skill_init(project),
+            description=_skill_prompt.describer(project),
+            schema=_schemas.recorded("skill"),
+        )
+    )
     register(_builtin("apply_patch"))
     register(_builtin("plan_exit"))
 

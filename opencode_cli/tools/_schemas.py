@@ -1,0 +1,83 @@
+"""The built-in tools' parameter schemas, recorded ahead of time so that listing, describing and sending a
+built-in's schema imports neither its module nor pydantic.
+
+``schemas.json`` beside this module holds, per built-in, its JSON Schema (as :meth:`Tool.schema` makes
+it) and the SHA-256 of the module's source it was made from. A schema is used only while that source is
+unchanged: an edited tool module is read live until the file is written again with::
+
+    python -m opencode_cli.tools._record
+
+A test checks that every recorded schema equals the live one.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+FILE = HERE / "schemas.json"
+
+#: The built-ins whose schema does not depend on flags or the project (``task``'s does: not recorded).
+RECORDED = (
+    "invalid",
+    "question",
+    "bash",
+    "read",
+    "glob",
+    "grep",
+    "edit",
+    "write",
+    "webfetch",
+    "todowrite",
+    "websearch",
+    "skill",
+    "apply_patch",
+    "plan_exit",
+)
+
+_lock = threading.Lock()
+_table: dict[str, Any] | None = None
+_fresh: dict[str, bool] = {}
+
+
+def source_digest(tool_id: str) -> str:
+    """The SHA-256 of what the schema is made from: the tool module's source and the schema normaliser's."""
+    digest = hashlib.sha256((HERE / f"{tool_id}.py").read_bytes())
+    digest.update((HERE.parent / "schema.py").read_bytes())
+    return digest.hexdigest()
+
+
+def _recorded_table() -> dict[str, Any]:
+    global _table
+    with _lock:
+        if _table is None:
+            try:
+                _table = json.loads(FILE.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                _table = {}
+        return _table
+
+
+def recorded(tool_id: str) -> Callable[[], dict[str, Any] | None]:
+    """The schema loader :func:`~opencode_cli.contract.define` takes for a built-in: the recorded schema
+    while its module's source is the one it was recorded from, else ``None`` (the tool is built)."""
+
+    def schema() -> dict[str, Any] | None:
+        entry = _recorded_table().get(tool_id)
+        if entry is None:
+            return None
+        fresh = _fresh.get(tool_id)
+        if fresh is None:
+            try:
+                fresh = _fresh[tool_id] = entry.get("source") == source_digest(tool_id)
+            except OSError:
+                fresh = _fresh[tool_id] = False
+        return copy.deepcopy(entry["schema"]) if fresh else None
+
+    return schema
