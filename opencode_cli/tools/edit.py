@@ -6,8 +6,8 @@ file, from any task, thread or process, are applied one after the other, each on
 reading the file, keeping its line endings and byte-order mark, asking the ``edit`` permission with the
 diff, and writing atomically. An empty ``oldString`` creates a new file.
 
-Not done yet: formatters and LSP diagnostics do not exist in this package, so nothing is formatted and
-``diagnostics`` is always ``{}``.
+Once written, the file's language servers are told and their errors appended
+(:mod:`opencode_cli.lsp.diagnostics`). Not done yet: formatters do not exist in this package.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ..lsp import diagnostics as lsp
 from ._paths import reason, stat_or_none, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
 
@@ -129,10 +130,11 @@ async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
     additions, deletions = await finish(files.count_changes, old_text, new_text)
     filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}
     ctx.metadata(metadata={"diff": diff, "filediff": filediff, "diagnostics": {}})
+    report = await lsp.after_edit(ctx, [path])
     return ToolResult(
         title=title,
-        output=OUTPUT,
-        metadata={"diagnostics": {}, "diff": diff, "filediff": filediff},
+        output=OUTPUT + report.for_edit(path),
+        metadata={"diagnostics": lsp.metadata(report), "diff": diff, "filediff": filediff},
     )
 
 
