@@ -151,6 +151,32 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
     return report
 
 
+async def of_file(project: Project, path: str) -> Report:
+    """The diagnostics of one file from every server that handles it (``opencode lsp diagnostics``).
+
+    Raises :class:`~opencode_cli.errors.ToolError` when no server handles it or none could answer.
+    """
+    import asyncio
+
+    from ..errors import ToolError
+    from .servers import LspServers, matching
+
+    if not matching(project, path):
+        raise ToolError("No LSP server available for this file type.")
+    servers = await LspServers.of(project)
+    clients, errors = await servers.clients(path)
+    if not clients:
+        raise ToolError("; ".join(errors))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _wait_bound(project)
+    report = Report()
+    for client in clients:
+        changed = client.sync(path, _read(path))
+        await client.diagnostics(path, max(deadline - loop.time(), 0.001), changed)
+        _merge(report, _all_files(client, path))
+    return report
+
+
 def _all_files(client: Any, path: str) -> dict[str, list[Any]]:
     """Every file's diagnostics the client knows, as JSON dicts by absolute path."""
     from urllib.parse import unquote, urlsplit

@@ -11,7 +11,6 @@ otherwise pay the bound again) and reported once; the ``lsp`` tool still tries i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,40 +133,28 @@ class LspServers(Service):
         return clients, errors
 
     def statuses(self) -> list[dict[str, Any]]:
-        """Every configured and built-in server: found or not, running or not (``opencode lsp list``)."""
-        env = self.project.env
-        running: dict[str, list[str]] = {}
-        for status in self.project.services.statuses():
+        """Every server with its state, what runs of it now and why it was set aside."""
+        return statuses(self.project, self.set_aside)
+
+
+def statuses(project: Project, set_aside: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every configured and built-in server: found or not (``found`` is the program's path), running or
+    not (``running`` lists the roots it runs for), set aside or not (``opencode lsp list``)."""
+    running: dict[str, list[str]] = {}
+    if "services" in project.__dict__:  # never create the services only to look at them
+        for status in project.services.statuses():
             if status.name.startswith("lsp:") and status.state == "running":
-                name = status.name.split(":", 2)[1]
-                running.setdefault(name, []).append(status.detail or "")
-        rows = []
-        for spec in specs(self.project):
-            found = None if spec.disabled else spec.executable(env)
-            row = spec.as_dict()
-            row.update(
-                found=found,
-                running=running.get(spec.name, []),
-                set_aside=self.set_aside.get(spec.name),
-            )
-            rows.append(row)
-        return rows
-
-
-def statuses(project: Project) -> list[dict[str, Any]]:
-    """:meth:`LspServers.statuses` without starting anything (no server is running yet)."""
-    env = project.env
+                _, name, root = status.name.split(":", 2)
+                running.setdefault(name, []).append(root)
+    chosen = {spec.name for spec, argv in available(specs(project), project.env) if argv is not None}
     rows = []
     for spec in specs(project):
         row = spec.as_dict()
-        row.update(found=None if spec.disabled else spec.executable(env), running=[], set_aside=None)
+        row.update(
+            found=None if spec.disabled else spec.executable(project.env),
+            used=spec.name in chosen,
+            running=running.get(spec.name, []),
+            set_aside=(set_aside or {}).get(spec.name),
+        )
         rows.append(row)
     return rows
-
-
-def relative(project: Project, path: str) -> str:
-    """``path`` relative to the project's root when inside it, else as given."""
-    try:
-        return os.path.relpath(path, project.root) if Path(path).is_relative_to(project.root) else path
-    except ValueError:
-        return path
