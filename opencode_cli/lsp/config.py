@@ -63,6 +63,9 @@ class ServerSpec:
     group: str | None = None
     """Built-ins of one group are alternatives: the first one found is used."""
     builtin: bool = False
+    explicit: bool = False
+    """The config gave its command: when not found, starting it fails with a clear error (a built-in that
+    is not installed is only left out)."""
 
     def handles(self, path: str | Path) -> bool:
         """Whether the server serves files like ``path`` (by extension, or exact file name)."""
@@ -155,6 +158,7 @@ def _server(name: str, value: Mapping[str, Any], builtin: ServerSpec | None, whe
         if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
             raise ConfigError(f"{where}.command must be a non-empty list of strings, not {command!r}")
         changes["command"] = tuple(command)
+        changes["explicit"] = True
     extensions = value.get("extensions")
     if extensions is not None:
         if not isinstance(extensions, list) or not all(isinstance(e, str) and e for e in extensions):

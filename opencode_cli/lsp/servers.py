@@ -65,6 +65,8 @@ def available(
         if spec.group is not None and spec.group in taken:
             continue
         argv = spec.argv(env)
+        if argv is None and spec.explicit:
+            argv = list(spec.command)  # starting it will say what is wrong
         if argv is not None and spec.group is not None:
             taken.add(spec.group)
         result.append((spec, argv))

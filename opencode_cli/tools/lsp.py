@@ -37,6 +37,20 @@ Operation = Literal[
 ]
 
 
+#: The server capability each operation needs; a server without it adds nothing to the answer.
+CAPABILITY = {
+    "goToDefinition": "definition_provider",
+    "findReferences": "references_provider",
+    "hover": "hover_provider",
+    "documentSymbol": "document_symbol_provider",
+    "workspaceSymbol": "workspace_symbol_provider",
+    "goToImplementation": "implementation_provider",
+    "prepareCallHierarchy": "call_hierarchy_provider",
+    "incomingCalls": "call_hierarchy_provider",
+    "outgoingCalls": "call_hierarchy_provider",
+}
+
+
 class LspParameters(BaseModel):
     """Arguments of the lsp tool."""
 
@@ -153,6 +167,8 @@ async def execute(params: LspParameters, ctx: ToolContext) -> ToolResult:
         raise ToolError("; ".join(errors) or NO_SERVER)
     results: list[Any] = []
     for client in clients:
+        if getattr(client.capabilities, CAPABILITY[params.operation], None) in (None, False):
+            continue
         client.open_file(path)
         results.extend(await _ask(client, params, path))
     output = (
