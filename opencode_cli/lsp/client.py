@@ -330,6 +330,18 @@ class LspClient(Service):
             raise LspError(f"language server {self.spec.name} exited while checking {path}")
         return event.is_set()
 
+    async def refresh_others(self, path: str, wait: float) -> None:
+        """Pull again the diagnostics of the other open documents, when the server says a change of one
+        file may change those of others (``interFileDependencies``); each pull bounded by ``wait``."""
+        provider = getattr(self.capabilities, "diagnostic_provider", None)
+        if not getattr(provider, "inter_file_dependencies", False):
+            return
+        from urllib.parse import unquote, urlsplit
+
+        for uri in list(self._versions):
+            if uri != file_uri(path):
+                await self.diagnostics(unquote(urlsplit(uri).path), wait, True)
+
     async def request(self, method: str, params: Any) -> Any:
         """Send one request by its LSP method name (lsprotocol ``params``), bounded; errors are
         :class:`LspError`."""

@@ -126,7 +126,7 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
     servers = await LspServers.of(project)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + _wait_bound(project)
-    report = Report()
+    views: dict[str, dict[str, list[Any]]] = {}  # each server's latest view of every file
     for path, matches in wanted:
         for match in matches:
             if match.spec.name in servers.set_aside:
@@ -142,12 +142,18 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
             try:
                 changed = client.sync(path, _read(path))
                 late = not await client.diagnostics(path, max(deadline - loop.time(), 0.001), changed)
+                if changed:
+                    await client.refresh_others(path, max(deadline - loop.time(), 0.001))
             except Exception as error:  # a pull that timed out, a server that exited
                 _set_aside(servers, match, str(error) or type(error).__name__)
                 continue
             if late:
                 project.warn(f"language server {match.spec.name} sent no diagnostics for {path} in time")
-            _merge(report, _all_files(client, path))
+            view = views.setdefault(match.key, {})
+            view.update(_all_files(client, path))
+    report = Report()
+    for view in views.values():
+        _merge(report, view)
     return report
 
 
