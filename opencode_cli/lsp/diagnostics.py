@@ -133,8 +133,8 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
                 continue
             try:
                 client = await asyncio.wait_for(servers.client(match), max(deadline - loop.time(), 0.001))
-            except TimeoutError:
-                _set_aside(servers, match, "it did not start in time")
+            except TimeoutError:  # it goes on starting: the next edit finds it ready
+                project.warn(f"language server {match.spec.name} was still starting; no diagnostics yet")
                 continue
             except Exception as error:
                 _set_aside(servers, match, str(error) or type(error).__name__)
