@@ -174,3 +174,16 @@ async def _edits_of(project: Project, path: Path, pairs: list[tuple[str, str]]) 
             await session.execute("edit", {"filePath": str(path), "oldString": old, "newString": new})
             for old, new in pairs
         ]
+
+
+def test_sync_use_through_the_portal_leaves_no_orphan(
+    project_dir: Path, env: dict[str, str], lsp_env: dict[str, str]
+) -> None:
+    fixture_server(project_dir)
+    (project_dir / "a.fx").write_text("some text\n")
+    with Project(project_dir, env={**env, **lsp_env}, autoload_plugins=False) as project:
+        result = project.run_tool("lsp", hover("a.fx", 1))
+        again = project.run_tool("lsp", hover("a.fx", 1))
+        [pid] = server_pids(project)
+    assert result.output == again.output and "line: some text" in result.output
+    assert wait_gone(pid)
