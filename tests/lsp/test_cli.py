@@ -67,3 +67,39 @@ def test_diagnostics_prints_the_block_as_a_real_process(cli_env: dict[str, str],
     missing = opencode("lsp", "diagnostics", "gone.py")
     assert missing.returncode == 2 and "is not a file" in missing.stderr
     assert "Traceback" not in none.stderr + missing.stderr
+
+
+def test_listing_imports_no_protocol_library(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """``tools list`` (with the lsp tool on) and ``lsp list`` import neither pygls nor lsprotocol."""
+    project = make(cli_env, tmp_path)
+    script = (
+        "import sys\n"
+        "from opencode_cli.cli import main\n"
+        "sys.argv = ['opencode', *sys.argv[1:]]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in ('pygls', 'lsprotocol', 'cattrs') if m in sys.modules]\n"
+        "print('LOADED', loaded, file=sys.stderr)\n"
+    )
+    env = {**cli_env, "OPENCODE_EXPERIMENTAL_LSP_TOOL": "1"}
+    for args in (["tools", "list"], ["lsp", "list"]):
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "LOADED []" in done.stderr, (args, done.stderr)
+        assert done.returncode == 0
+    listed = subprocess.run(
+        [sys.executable, "-m", "opencode_cli", "tools", "list"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert "lsp" in listed.stdout.split()
