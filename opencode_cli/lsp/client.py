@@ -14,6 +14,7 @@ one. pygls and lsprotocol are imported by :meth:`LspClient.start`, never at impo
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +32,10 @@ LANGUAGE_IDS = {
     ".cts": "typescript", ".js": "javascript", ".jsx": "javascriptreact", ".mjs": "javascript",
     ".cjs": "javascript", ".go": "go", ".rs": "rust",
 }  # fmt: skip
+
+
+#: Lines of a server's stderr kept for the error that says it exited.
+STDERR_LINES = 20
 
 
 class LspError(ToolError):
@@ -99,7 +104,9 @@ class LspClient(Service):
         #: The last diagnostics pushed for each URI, and an event set at every push.
         self.pushed: dict[str, list[Any]] = {}
         self._pushes: dict[str, asyncio.Event] = {}
-        self._stderr: Any = None
+        #: The last lines the server wrote on stderr (said when it exits on us).
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._stderr_task: asyncio.Task[None] | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -124,14 +131,13 @@ class LspClient(Service):
         client = LanguageClient("opencode-cli", "0.1.0", converter_factory=_converter)
         self._client = client
         self._register_handlers(client, types)
-        env = {**os.environ, **self.env, **dict(self.spec.env)}
-        self._stderr = open(os.devnull, "wb")  # noqa: SIM115 - closed by stop()
+        env = {**self.env, **dict(self.spec.env)}
         try:
             self.process = await spawn(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=asyncio.subprocess.PIPE,
                 cwd=str(self.root),
                 env=env,
             )
@@ -140,6 +146,7 @@ class LspClient(Service):
         assert self.process.stdin is not None and self.process.stdout is not None
         # pygls's own start_io, with our spawn: its reader loop and its exit watcher on this process
         client.protocol.set_writer(self.process.stdin)
+        self._stderr_task = asyncio.create_task(self._keep_stderr(), name=f"{self.name} stderr")
         client._server = self.process
         client._async_tasks.extend(
             [
@@ -153,6 +160,7 @@ class LspClient(Service):
                     name=f"{self.name} reader",
                 ),
                 asyncio.create_task(client._server_exit(), name=f"{self.name} exit"),
+                self._stderr_task,
             ]
         )
         params = types.InitializeParams(
@@ -214,26 +222,33 @@ class LspClient(Service):
     async def stop(self) -> None:
         """``shutdown`` and ``exit`` (bounded), then end the process group; idempotent."""
         client, process = self._client, self.process
-        try:
-            if client is not None and process is not None and process.returncode is None:
-                try:
-                    await asyncio.wait_for(client.shutdown_async(None), 2.0)
-                    client.exit(None)
-                except Exception:
-                    pass  # a server that cannot say goodbye is ended below all the same
-            if process is not None:
-                await terminate(process, 2.0)
-            if client is not None:
-                client._stop_event.set()
-                tasks = list(client._async_tasks)
-                if tasks:
-                    await asyncio.wait(tasks, timeout=2.0)
-                for task in tasks:
-                    task.cancel()
-        finally:
-            if self._stderr is not None:
-                self._stderr.close()
-                self._stderr = None
+        if client is not None and process is not None and process.returncode is None:
+            try:
+                await asyncio.wait_for(client.shutdown_async(None), 2.0)
+                client.exit(None)
+            except Exception:
+                pass  # a server that cannot say goodbye is ended below all the same
+        if process is not None:
+            await terminate(process, 2.0)
+        if client is not None:
+            client._stop_event.set()
+            tasks = list(client._async_tasks)
+            if tasks:
+                await asyncio.wait(tasks, timeout=2.0)
+            for task in tasks:
+                task.cancel()
+
+    async def _keep_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        async for line in self.process.stderr:
+            text = line.decode("utf-8", "replace").strip()
+            if text:
+                self.stderr_tail.append(text)
+
+    def _exit_reason(self) -> str:
+        code = self.process.returncode if self.process is not None else None
+        said = f": {self.stderr_tail[-1]}" if self.stderr_tail else ""
+        return f"exit code {code}{said}"
 
     # -- requests -------------------------------------------------------------------------------------
 
@@ -251,9 +266,10 @@ class LspClient(Service):
             raise
         except Exception as error:
             if self.lost:
+                if self._stderr_task is not None:  # what it said last, read to the end of the pipe
+                    await asyncio.wait({self._stderr_task}, timeout=1.0)
                 raise LspError(
-                    f"language server {self.spec.name} exited during {what} "
-                    f"(exit code {self.process.returncode if self.process else '?'})"
+                    f"language server {self.spec.name} exited during {what} ({self._exit_reason()})"
                 ) from None
             raise LspError(f"language server {self.spec.name} failed {what}: {error}") from None
 
@@ -327,7 +343,9 @@ class LspClient(Service):
             for waiter in waiters:
                 waiter.cancel()
         if self.lost:
-            raise LspError(f"language server {self.spec.name} exited while checking {path}")
+            raise LspError(
+                f"language server {self.spec.name} exited while checking {path} ({self._exit_reason()})"
+            )
         return event.is_set()
 
     async def refresh_others(self, path: str, wait: float) -> None:

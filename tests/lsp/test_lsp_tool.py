@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import configure
+from _lsp_servers import configure
 
 from opencode_cli import ToolError
 from opencode_cli.permission import Rule

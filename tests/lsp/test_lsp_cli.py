@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import LIB, MAIN, configure, find_program
+from _lsp_servers import LIB, MAIN, configure, find_program
 from typer.testing import CliRunner
 
 from opencode_cli.cli.app import app

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _lsp_servers import configure, fixture_server
 from _processes import alive, wait_gone
-from conftest import fixture_server
 
 from opencode_cli import ToolError
 from opencode_cli.project import Project
@@ -187,3 +188,21 @@ def test_sync_use_through_the_portal_leaves_no_orphan(
         [pid] = server_pids(project)
     assert result.output == again.output and "line: some text" in result.output
     assert wait_gone(pid)
+
+
+def test_a_server_that_exits_at_start_says_why(
+    make_project: ProjectFactory, project_dir: Path, lsp_env: dict[str, str]
+) -> None:
+    script = "import sys; sys.stderr.write('cannot read my settings\\n'); sys.exit(4)"
+    configure(project_dir, broken={"command": [sys.executable, "-c", script], "extensions": [".fx"]})
+    (project_dir / "a.fx").write_text("x\n")
+
+    async def main() -> Any:
+        async with make_project(extra_env=lsp_env) as project, project.session() as session:
+            try:
+                await session.execute("lsp", hover("a.fx", 1))
+            except ToolError as error:
+                return error
+
+    error = run(main())
+    assert "broken" in str(error) and "exit code 4" in str(error) and "cannot read my settings" in str(error)
