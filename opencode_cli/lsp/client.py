@@ -200,6 +200,9 @@ class LspClient(Service):
     def _register_handlers(self, client: Any, types: Any) -> None:
         @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def diagnostics(params: Any) -> None:
+            sent = self._versions.get(params.uri)
+            if params.version is not None and sent is not None and params.version < sent:
+                return  # about a text we have changed since
             self.pushed[params.uri] = list(params.diagnostics)
             self._pushes.setdefault(params.uri, asyncio.Event()).set()
 

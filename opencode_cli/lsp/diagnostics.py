@@ -109,9 +109,14 @@ async def after_edit(ctx: ToolContext, paths: Iterable[str]) -> Report:
     project = ctx.project
     if project is None:
         return Report()
+    from ..errors import ConfigError
     from .servers import matching
 
-    wanted = [(path, matching(project, path)) for path in dict.fromkeys(paths)]
+    try:
+        wanted = [(path, matching(project, path)) for path in dict.fromkeys(paths)]
+    except ConfigError as error:  # a broken [lsp] table never fails an edit
+        project.warn(f"no diagnostics after edits: {error}")
+        return Report()
     wanted = [(path, matches) for path, matches in wanted if matches]
     if not wanted:
         return Report()

@@ -157,9 +157,14 @@ async def execute(params: LspParameters, ctx: ToolContext) -> ToolResult:
     project = ctx.project
     if project is None:
         raise ToolError(NO_SERVER)
+    from ..errors import ConfigError
     from ..lsp.servers import LspServers, matching
 
-    if not matching(project, path):
+    try:
+        found = matching(project, path)
+    except ConfigError as error:
+        raise ToolError(f"The language server configuration is invalid: {error}") from None
+    if not found:
         raise ToolError(NO_SERVER)
     servers = await LspServers.of(project)
     clients, errors = await servers.clients(path)

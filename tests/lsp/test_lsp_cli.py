@@ -103,3 +103,24 @@ def test_listing_imports_no_protocol_library(cli_env: dict[str, str], tmp_path: 
         text=True,
     )
     assert "lsp" in listed.stdout.split()
+
+
+def test_tools_run_lsp_through_the_runner(cli_env: dict[str, str], tmp_path: Path) -> None:
+    project = make(cli_env, tmp_path)
+    env = {**cli_env, "OPENCODE_EXPERIMENTAL_LSP_TOOL": "1"}
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        args = ["tools", "run", "lsp", "operation=hover", "filePath=main.py", "line=3", "character=7"]
+        found = CliRunner().invoke(app, [*args, "--json"], env=env)
+        none = CliRunner().invoke(app, ["tools", "run", "lsp", "operation=hover", "filePath=pyproject.toml",
+                                        "line=1", "character=1"], env=env)  # fmt: skip
+        bad = CliRunner().invoke(app, ["tools", "run", "lsp", "operation=hover", "filePath=main.py", "line=0",
+                                       "character=1"], env=env)  # fmt: skip
+    finally:
+        os.chdir(cwd)
+    assert found.exit_code == 0, found.output
+    shown = json.loads(found.stdout)
+    assert shown["title"] == "hover main.py:3:7" and "def greet" in shown["output"]
+    assert (none.exit_code, "No LSP server available for this file type." in none.output) == (1, True)
+    assert bad.exit_code == 2

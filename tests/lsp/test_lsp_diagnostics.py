@@ -169,3 +169,30 @@ def test_no_server_no_wait_and_no_pygls(ty_project: Path, env: dict[str, str]) -
     assert done.stdout.strip() == "'Wrote file successfully.' 'Edit applied successfully.' {} False", (
         done.stderr
     )
+
+
+def test_a_broken_lsp_table_never_fails_an_edit(
+    make_project: ProjectFactory, project_dir: Path, warnings: list[str]
+) -> None:
+    (project_dir / "opencode.toml").write_text('[lsp.mine]\ncommand = "not-a-list"\nextensions = [".py"]\n')
+    code = project_dir / "a.py"
+    code.write_text("x = 1\n")
+    project = make_project(extra_env={"OPENCODE_EXPERIMENTAL_LSP_TOOL": "1"})
+
+    async def main() -> tuple[Any, Any]:
+        async with project, project.session() as session:
+            edited = await session.execute(
+                "edit", {"filePath": str(code), "oldString": "1", "newString": "2"}
+            )
+            try:
+                await session.execute(
+                    "lsp", {"operation": "hover", "filePath": str(code), "line": 1, "character": 1}
+                )
+            except Exception as error:
+                return edited, error
+            return edited, None
+
+    edited, error = run(main())
+    assert edited.output == "Edit applied successfully." and code.read_text() == "x = 2\n"
+    assert any("lsp.mine.command must be a non-empty list" in w for w in warnings)
+    assert str(error).startswith("The language server configuration is invalid: lsp.mine.command")
