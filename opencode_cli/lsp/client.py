@@ -47,6 +47,13 @@ def file_uri(path: str | Path) -> str:
     return Path(path).absolute().as_uri()
 
 
+def uri_path(uri: str) -> str:
+    """The local path of a ``file://`` URI."""
+    from urllib.parse import unquote, urlsplit
+
+    return os.path.normpath(unquote(urlsplit(uri).path))
+
+
 def _lookup(settings: Mapping[str, Any], section: str | None) -> Any:
     if not section:
         return dict(settings)
@@ -354,14 +361,25 @@ class LspClient(Service):
     async def refresh_others(self, path: str, wait: float) -> None:
         """Pull again the diagnostics of the other open documents, when the server says a change of one
         file may change those of others (``interFileDependencies``); each pull bounded by ``wait``."""
+        self.forget_missing()
         provider = getattr(self.capabilities, "diagnostic_provider", None)
         if not getattr(provider, "inter_file_dependencies", False):
             return
-        from urllib.parse import unquote, urlsplit
-
         for uri in list(self._versions):
             if uri != file_uri(path):
-                await self.diagnostics(unquote(urlsplit(uri).path), wait, True)
+                await self.diagnostics(uri_path(uri), wait, True)
+
+    def forget_missing(self) -> None:
+        """Close the open documents whose files are gone (deleted, moved) and drop their diagnostics."""
+        from lsprotocol import types
+
+        client = self._check()
+        for uri in [uri for uri in self._versions if not os.path.exists(uri_path(uri))]:
+            client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+            for known in (self._versions, self._texts, self.pushed):
+                known.pop(uri, None)
 
     async def request(self, method: str, params: Any) -> Any:
         """Send one request by its LSP method name (lsprotocol ``params``), bounded; errors are

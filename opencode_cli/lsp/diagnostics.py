@@ -190,15 +190,15 @@ async def of_file(project: Project, path: str) -> Report:
 
 def _all_files(client: Any, path: str) -> dict[str, list[Any]]:
     """Every file's diagnostics the client knows, as JSON dicts by absolute path."""
-    from urllib.parse import unquote, urlsplit
-
     from lsprotocol.converters import get_converter
+
+    from .client import uri_path
 
     converter = get_converter()
     result: dict[str, list[Any]] = {path: []}
     for uri, items in client.pushed.items():
-        if items and uri.startswith("file://"):
-            result[os.path.normpath(unquote(urlsplit(uri).path))] = [converter.unstructure(d) for d in items]
+        if items and uri.startswith("file://") and os.path.exists(uri_path(uri)):
+            result[uri_path(uri)] = [converter.unstructure(d) for d in items]
     return result
 
 

@@ -196,3 +196,21 @@ def test_a_broken_lsp_table_never_fails_an_edit(
     assert edited.output == "Edit applied successfully." and code.read_text() == "x = 2\n"
     assert any("lsp.mine.command must be a non-empty list" in w for w in warnings)
     assert str(error).startswith("The language server configuration is invalid: lsp.mine.command")
+
+
+def test_a_deleted_file_no_longer_shows_in_other_files(
+    make_project: ProjectFactory, ty_project: Path
+) -> None:
+    broken = ty_project / "broken.py"
+    patch = "*** Begin Patch\n*** Delete File: broken.py\n*** End Patch"
+    first, deleted, written = run(
+        tools(
+            make_project(),
+            ("write", {"filePath": str(broken), "content": "value = nowhere\n"}),
+            ("apply_patch", {"patchText": patch}),
+            ("write", {"filePath": str(ty_project / "fine.py"), "content": "value = 1\n"}),
+        )
+    )
+    assert "nowhere" in first.output
+    assert deleted.output == "Success. Updated the following files:\nD broken.py"
+    assert written.output == "Wrote file successfully." and written.metadata["diagnostics"] == {}
