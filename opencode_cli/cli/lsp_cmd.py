@@ -45,6 +45,8 @@ def diagnostics(file: Path, as_json: bool) -> None:
     path = os.path.normpath(os.path.join(project.directory, file))
     if not os.path.isfile(path):
         fail(f"error: {path} is not a file")
+    if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(project.root)):
+        fail(f"error: {path} is outside the project ({project.root})")
 
     async def check() -> object:
         from ..lsp.diagnostics import of_file

@@ -66,7 +66,11 @@ def test_diagnostics_prints_the_block_as_a_real_process(cli_env: dict[str, str],
     assert (none.returncode, none.stderr.strip()) == (1, "error: No LSP server available for this file type.")
     missing = opencode("lsp", "diagnostics", "gone.py")
     assert missing.returncode == 2 and "is not a file" in missing.stderr
-    assert "Traceback" not in none.stderr + missing.stderr
+    outside = tmp_path / "outside.py"
+    outside.write_text("x = 1\n")
+    elsewhere = opencode("lsp", "diagnostics", str(outside))
+    assert elsewhere.returncode == 2 and "is outside the project" in elsewhere.stderr
+    assert "Traceback" not in none.stderr + missing.stderr + elsewhere.stderr
 
 
 def test_listing_imports_no_protocol_library(cli_env: dict[str, str], tmp_path: Path) -> None:
