@@ -152,7 +152,7 @@ async def execute(params: LspParameters, ctx: ToolContext) -> ToolResult:
     path = str(ctx.resolve(params.filePath))
     await boundary.assert_external_directory(ctx, path, kind="file")
     await ctx.ask("lsp", ["*"], always=["*"], metadata=_metadata(params, path))
-    if not os.path.exists(path):
+    if not os.path.isfile(path):  # a directory is not a file either (OpenCode: Bun.file().exists())
         raise ToolError(f"File not found: {path}")
     project = ctx.project
     if project is None:
@@ -174,7 +174,10 @@ async def execute(params: LspParameters, ctx: ToolContext) -> ToolResult:
     for client in clients:
         if getattr(client.capabilities, CAPABILITY[params.operation], None) in (None, False):
             continue
-        client.open_file(path)
+        try:
+            client.open_file(path)
+        except OSError as error:
+            raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
         results.extend(await _ask(client, params, path))
     output = (
         json.dumps(results, indent=2, ensure_ascii=False)
