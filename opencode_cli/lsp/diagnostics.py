@@ -133,6 +133,10 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
     deadline = loop.time() + _wait_bound(project)
     views: dict[str, dict[str, list[Any]]] = {}  # each server's latest view of every file
     for path, matches in wanted:
+        try:
+            text = _read(path)
+        except OSError:  # gone or unreadable since it was written: nothing to check
+            continue
         for match in matches:
             if match.spec.name in servers.set_aside:
                 continue
@@ -145,7 +149,7 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
                 _set_aside(servers, match, str(error) or type(error).__name__)
                 continue
             try:
-                changed = client.sync(path, _read(path))
+                changed = client.sync(path, text)
                 late = not await client.diagnostics(path, max(deadline - loop.time(), 0.001), changed)
                 if changed:
                     await client.refresh_others(path, max(deadline - loop.time(), 0.001))
