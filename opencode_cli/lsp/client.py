@@ -84,8 +84,6 @@ def _converter() -> Any:
 class LspClient(Service):
     """One running language server for one root (a :class:`~opencode_cli.services.Service`)."""
 
-    stop_on_any_loop = False
-
     def __init__(
         self,
         spec: ServerSpec,
