@@ -35,6 +35,10 @@ app.add_typer(permissions_app, name="permissions")
 app.add_typer(agents_app, name="agents")
 app.add_typer(todos_app, name="todos")
 app.add_typer(mcp_app, name="mcp")
+lsp_app = typer.Typer(
+    help="Language servers: which serve which files, and a file's diagnostics.", no_args_is_help=True
+)
+app.add_typer(lsp_app, name="lsp")
 
 
 def _version(value: bool) -> None:
@@ -395,3 +399,22 @@ def mcp_serve(
         yes=yes,
         session_id=session,
     )
+
+
+@lsp_app.command("list")
+def lsp_list(json_: JsonOption = False) -> None:
+    """Show the configured and built-in language servers: found on this machine or not, used or not."""
+    from .lsp_cmd import list_servers
+
+    list_servers(json_)
+
+
+@lsp_app.command("diagnostics")
+def lsp_diagnostics(
+    file: Annotated[Path, typer.Argument(help="The file to check.")],
+    json_: JsonOption = False,
+) -> None:
+    """Let the file's language servers check it and print its errors block, as edit would append it."""
+    from .lsp_cmd import diagnostics
+
+    diagnostics(file, json_)

@@ -104,6 +104,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
         )
     )
     register(_builtin("apply_patch"))
+    register(_builtin("lsp"))
     register(_builtin("plan_exit"))
 
 

@@ -39,6 +39,7 @@ RECORDED = (
     "skill",
     "apply_patch",
     "plan_exit",
+    "lsp",
 )
 
 _lock = threading.Lock()

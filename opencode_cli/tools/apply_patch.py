@@ -19,7 +19,8 @@ disk), every path already touched is put back as it was, directories the call cr
 again, and the call fails with a message that says so. A ``Move to`` naming the file itself is an update
 (OpenCode would delete the file after writing it).
 
-Not here yet: formatters, file-watcher events and LSP diagnostics (``metadata.diagnostics`` is ``{}``).
+LSP diagnostics come from :mod:`opencode_cli.lsp.diagnostics`. Not here yet: formatters and file-watcher
+events.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ..lsp import diagnostics as lsp
 from ..patch import (
     AddFile,
     DeleteFile,
@@ -597,14 +599,18 @@ async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
     async with _hold_locks(_touched(changes)):
         changes = await _run_to_end(_apply, changes, base, allowed)
 
-    output = _summary(changes, base)
+    targets = [
+        (change.target, relative(base, change.target)) for change in changes if change.type != "delete"
+    ]
+    report = await lsp.after_edit(ctx, [path for path, _ in targets])
+    output = _summary(changes, base) + report.for_patch(targets)
     return ToolResult(
         title=output,
         output=output,
         metadata={
             "diff": "".join(change.diff + "\n" for change in changes),
             "files": [change.entry(base) for change in changes],
-            "diagnostics": {},
+            "diagnostics": lsp.metadata(report),
         },
     )
 

@@ -8,8 +8,8 @@ file really is, reads it, keeps its line endings and byte-order mark, asks the `
 the diff, and writes atomically into the pinned directory, so a symlink changed meanwhile cannot move
 the read or the write. An empty ``oldString`` creates a new file.
 
-Not done yet: formatters and LSP diagnostics do not exist in this package, so nothing is formatted and
-``diagnostics`` is always ``{}``.
+Once written, the file's language servers are told and their errors appended
+(:mod:`opencode_cli.lsp.diagnostics`). Not done yet: formatters do not exist in this package.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ..lsp import diagnostics as lsp
 from ._paths import reason, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
 
@@ -145,10 +146,11 @@ async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
     additions, deletions = await finish(files.count_changes, old_text, new_text)
     filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}
     ctx.metadata(metadata={"diff": diff, "filediff": filediff, "diagnostics": {}})
+    report = await lsp.after_edit(ctx, [path])
     return ToolResult(
         title=title,
-        output=OUTPUT,
-        metadata={"diagnostics": {}, "diff": diff, "filediff": filediff},
+        output=OUTPUT + report.for_edit(path),
+        metadata={"diagnostics": lsp.metadata(report), "diff": diff, "filediff": filediff},
     )
 
 

@@ -6,8 +6,8 @@ kept when the old file had one and never doubled. Parent directories are created
 ``edit`` permission is asked with the diff, all under the file's edit lock so a concurrent ``edit`` of
 the same file cannot interleave.
 
-Not done yet: formatters and LSP diagnostics do not exist in this package, so nothing is formatted and
-``diagnostics`` is always ``{}``.
+Once written, the file's language servers are told and their errors appended
+(:mod:`opencode_cli.lsp.diagnostics`). Not done yet: formatters do not exist in this package.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import files
 from ..context import ToolContext
 from ..contract import ToolResult
+from ..lsp import diagnostics as lsp
 from ._paths import worktree_relative
 from .edit import finish, pinned, read_existing, write_atomically
 
@@ -59,10 +60,11 @@ async def execute(params: WriteParameters, ctx: ToolContext) -> ToolResult:
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
         await finish(write_atomically, target, new_text, old_bom or new_bom)
 
+    report = await lsp.after_edit(ctx, [path])
     return ToolResult(
         title=title,
-        output=OUTPUT,
-        metadata={"diagnostics": {}, "filepath": path, "exists": exists},
+        output=OUTPUT + report.for_write(path),
+        metadata={"diagnostics": lsp.metadata(report), "filepath": path, "exists": exists},
     )
 
 

@@ -535,6 +535,10 @@ def test_concurrent_edits_with_slow_ask_both_apply(project: Project, root: Path)
         return Decision("once")
 
     async def main() -> None:
+        async with project:  # a language server an edit of counter.py starts is stopped on this loop
+            await both()
+
+    async def both() -> None:
         session = project.session(prompt=slow, rules=[Rule("edit", "*", "ask")])
         await asyncio.gather(
             session.execute("edit", {"filePath": str(path), "oldString": "top = 0", "newString": "top = 1"}),
