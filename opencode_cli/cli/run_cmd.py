@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from .common import EXIT_TOOL_ERROR, err, friendly_errors, make_project, model_of, run_in_project
+from .common import EXIT_TOOL_ERROR, err, friendly_errors, make_project, run_in_project
 
 
 def run(
@@ -34,7 +34,8 @@ def run(
         options = session_options(yes, allow, deny, session_id)
         warn_unasked(project, allow, deny)
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
-        session = project.session(agent, model=model_of(project, model_text), **options)
+        # no warning for a model no rule knows: the provider catalog refuses it, with the close matches
+        session = project.session(agent, model=project.model(model_text), **options)
     printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()
 
