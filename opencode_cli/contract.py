@@ -283,6 +283,8 @@ class Tool:
         if self.parameters is None and self.json_schema is None:
             self.json_schema = {"type": "object", "properties": {}}
         self._schema_cache: dict[str, Any] | None = None
+        self.untyped: list[str] = []
+        """Parameters taken from the signature without a type annotation (see :func:`lint`)."""
 
     def __repr__(self) -> str:
         return f"<Tool {self.id!r} ({self.source.describe()})>"
@@ -524,6 +526,37 @@ def _sibling_description(function: Callable[..., Any], names: list[str]) -> str 
     return None
 
 
+def source_line(function: Any) -> str:
+    """``file:line`` where a function or class is defined; ``<unknown>`` when Python cannot tell."""
+    target = inspect.unwrap(function) if inspect.isfunction(function) else function
+    try:
+        path = inspect.getsourcefile(target) or inspect.getfile(target)
+        code = getattr(target, "__code__", None)
+        line = code.co_firstlineno if code is not None else inspect.getsourcelines(target)[1]
+    except (TypeError, OSError):
+        return "<unknown>"
+    return f"{path}:{line}"
+
+
+def lint(tool: Tool) -> list[str]:
+    """What a model is not told about ``tool``, one line each naming the file and line: a missing
+    description, a parameter without a type (the model is shown that it may be anything)."""
+    function = getattr(tool, "_function", None)
+    where = source_line(function if function is not None else type(tool))
+    found = []
+    if not tool.description.strip():
+        found.append(
+            f"{where}: tool '{tool.id}' has no description, so the model is not told what it does "
+            "(give it a docstring, a .txt file named after it, or description=...)"
+        )
+    for name in getattr(tool, "untyped", []):
+        found.append(
+            f"{where}: tool '{tool.id}': parameter '{name}' has no type, so the model may send anything "
+            f"(annotate it, e.g. {name}: str)"
+        )
+    return found
+
+
 def tool(
     function: Callable[..., Any] | None = None,
     *,
@@ -551,6 +584,7 @@ def tool(
     def build(fn: Callable[..., Any]) -> Tool:
         name = id or fn.__name__
         model = parameters
+        only = None
         if json_schema is None and model is None:
             hints = inspect.get_annotations(fn, eval_str=True)
             candidates = [
@@ -566,7 +600,15 @@ def tool(
             text = _sibling_description(fn, names)
         if text is None:
             text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
-        return Tool(name, text, parameters=model, json_schema=json_schema, execute=fn, blocking=blocking)
+        built = Tool(name, text, parameters=model, json_schema=json_schema, execute=fn, blocking=blocking)
+        if json_schema is None and parameters is None and model is not only:
+            hints = inspect.get_annotations(fn, eval_str=True)
+            built.untyped = [
+                p.name
+                for p in inspect.signature(fn).parameters.values()
+                if p.name not in hints and not _ctx_parameter(p, hints)
+            ]
+        return built
 
     if function is not None:
         return build(function)

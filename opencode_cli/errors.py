@@ -78,8 +78,10 @@ class ConfigError(OpencodeError):
 class UnknownToolError(OpencodeError):
     """A tool id that no source provides."""
 
-    def __init__(self, tool_id: str, suggestions: list[str]) -> None:
+    def __init__(self, tool_id: str, suggestions: list[str], note: str | None = None) -> None:
         self.tool_id = tool_id
         self.suggestions = suggestions
+        self.note = note
+        """Why it may be missing (a disabled plugin), when that is known."""
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(f"No tool named '{tool_id}'.{hint}")
+        super().__init__(f"No tool named '{tool_id}'.{hint}" + (f" {note}" if note else ""))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,19 @@ _PROVIDER_BY_PREFIX = (
     ("gemini", "google"),
     ("kimi", "moonshotai"),
 )
+
+#: Providers some rule knows by name: the provider guess above, the schema profiles
+#: (:func:`opencode_cli.schema.profile_for`) and the websearch rule (``opencode``).
+KNOWN_PROVIDERS = frozenset(
+    {provider for _, provider in _PROVIDER_BY_PREFIX} | {"azure", "opencode", "opencode-go"}
+)
+
+#: Well-known bare model ids, the close matches offered for a bare id no rule recognises.
+_WELL_KNOWN_IDS = (
+    "gpt-5", "gpt-5-mini", "gpt-5-codex", "gpt-4.1", "gpt-4o", "o3", "o4-mini",
+    "claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5", "gemini-2.5-pro", "gemini-2.5-flash",
+    "kimi-k2",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,36 @@ class ModelRef:
         if value is None or isinstance(value, ModelRef):
             return value
         return cls.parse(value) if value else None
+
+    def unrecognised(self, providers: Iterable[str] = (), models: Iterable[str] = ()) -> str | None:
+        """Why no rule recognises this model, with close matches; ``None`` when one does.
+
+        A bare id is recognised when its provider is guessed or it is one of ``models`` (the models the
+        config lists); a ``provider/model`` when the provider is one of :data:`KNOWN_PROVIDERS` or of
+        ``providers`` (the configured and registered ones). An unrecognised model still works: it gets
+        the default schema profile and ``edit``/``write``, which may not be what was meant.
+        """
+        import difflib
+
+        listed = list(models)
+        if self.provider is None:
+            if self.id in listed:
+                return None
+            close = difflib.get_close_matches(self.id, [*_WELL_KNOWN_IDS, *listed], n=3, cutoff=0.6)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            return (
+                f"model '{self.id}' is not recognised: it names no provider and no rule knows the id, so "
+                f"the default schema profile applies (write provider/model to name one).{hint}"
+            )
+        known = sorted(KNOWN_PROVIDERS | set(providers))
+        if self.provider in known:
+            return None
+        close = difflib.get_close_matches(self.provider, known, n=3, cutoff=0.6)
+        hint = f" Did you mean: {', '.join(f'{name}/{self.id}' for name in close)}?" if close else ""
+        return (
+            f"model '{self}' is not recognised: no rule knows the provider '{self.provider}', so the "
+            f"default schema profile applies.{hint}"
+        )
 
     def __str__(self) -> str:
         return f"{self.provider}/{self.id}" if self.provider else self.id

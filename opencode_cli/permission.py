@@ -151,6 +151,24 @@ def permission_key(tool_id: str) -> str:
     return _SHARED_KEYS.get(tool_id, tool_id)
 
 
+#: Permissions the core asks itself, whatever the tools: a path outside the project, a call repeated.
+CORE_PERMISSIONS = ("external_directory", "doom_loop")
+
+
+def unasked(permission: str, tool_ids: Iterable[str], prefixes: Iterable[str] = ()) -> str | None:
+    """Why a rule for ``permission`` can never apply: no tool in ``tool_ids`` (nor the core) asks a
+    permission it matches, with the close matches; ``None`` when one does. A permission starting with one
+    of ``prefixes`` (a configured MCP server's ``NAME_``, whose tools appear once it is connected) counts."""
+    import difflib
+
+    asked = sorted({*CORE_PERMISSIONS, *(permission_key(tool_id) for tool_id in tool_ids)})
+    if any(match(key, permission) for key in asked) or any(permission.startswith(p) for p in prefixes):
+        return None
+    close = difflib.get_close_matches(permission, asked, n=3, cutoff=0.6)
+    hint = f" Did you mean: {', '.join(close)}?" if close else f" Permissions asked: {', '.join(asked)}."
+    return f"no tool asks the permission '{permission}', so a rule for it never applies.{hint}"
+
+
 def disabled(tool_ids: Iterable[str], ruleset: Iterable[Rule]) -> set[str]:
     """The tools a ruleset denies wholly, so they are not offered to the model (core spec §8.4).
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pluggy
 
 from . import hookspecs
+from .contract import source_line
 from .loops import running_loop
 
 if TYPE_CHECKING:
@@ -32,6 +33,9 @@ BUILTIN_PLUGINS = ("opencode_cli.tools",)
 ENTRY_POINT_GROUP = "opencode"
 
 Status = Literal["loaded", "blocked", "failed"]
+
+#: The config key that turns plugins off, as messages name it.
+DISABLED_KEY = "[plugins] disabled"
 Warn = Callable[[str], None]
 
 
@@ -47,6 +51,8 @@ class PluginRecord:
     tools: list[str] = field(default_factory=list)
     status: Status = "loaded"
     error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    """Problems that do not stop it from loading (a tool with no description, an untyped parameter)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON shape of ``opencode plugins list --json``."""
@@ -59,6 +65,7 @@ class PluginRecord:
             "tools": self.tools,
             "status": self.status,
             "error": self.error,
+            "warnings": self.warnings,
         }
 
     def fail(self, error: str) -> None:
@@ -223,7 +230,7 @@ class Plugins:
         self.records.append(record)
         if name in self._disabled and kind != "builtin":
             record.status = "blocked"
-            record.error = "disabled by [plugins] disabled in config"
+            record.error = f"disabled by {DISABLED_KEY} in config"
             return record
         try:
             self.manager.register(plugin, name=name)
@@ -237,11 +244,59 @@ class Plugins:
                 self.manager.unregister(plugin)
                 raise
         except Exception as error:
-            record.fail(describe_exception(error))
+            if isinstance(error, pluggy.PluginValidationError):
+                record.hooks = []
+                record.fail(self._explain_invalid(plugin, error))
+            else:
+                record.fail(describe_exception(error))
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
         self._by_plugin[name] = record
         return record
+
+    def _explain_invalid(self, plugin: object, error: pluggy.PluginValidationError) -> str:
+        """A hook implementation pluggy refused, as ``file:line: reason`` in the plugin's own file: a hook
+        that does not exist (with the close matches), or arguments the hook does not pass."""
+        import difflib
+
+        specs = {
+            name: caller.spec.argnames
+            for name, caller in vars(self.manager.hook).items()
+            if getattr(caller, "spec", None) is not None
+        }
+        for attribute in dir(plugin):
+            options = self.manager.parse_hookimpl_opts(plugin, attribute)
+            if options is None:
+                continue
+            function = getattr(plugin, attribute)
+            hook = options.get("specname") or attribute
+            where = source_line(function)
+            if hook not in specs:
+                close = difflib.get_close_matches(hook, list(specs), n=2, cutoff=0.6)
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
+                return f"{where}: {hook} is not a hook of opencode-cli.{hint}"
+            try:
+                taken = [
+                    p.name
+                    for p in inspect.signature(function).parameters.values()
+                    if p.default is inspect.Parameter.empty
+                ]
+            except (TypeError, ValueError):
+                continue
+            extra = [arg for arg in taken if arg not in specs[hook]]
+            if extra:
+                return (
+                    f"{where}: {hook}() takes {', '.join(extra)}, which the hook does not pass "
+                    f"(it passes {', '.join(specs[hook])})"
+                )
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        reason = lines[-1] if lines else "invalid hook implementation"
+        for attribute in dir(plugin):
+            options = self.manager.parse_hookimpl_opts(plugin, attribute)
+            hook = (options or {}).get("specname") or attribute
+            if options is not None and f"'{hook}'" in str(error):
+                return f"{source_line(getattr(plugin, attribute))}: {hook}: {reason}"
+        return f"PluginValidationError: {reason}"
 
     def _adapt(self, caller: Any, plugin: object, plugin_name: str) -> None:
         """Prepare ``plugin``'s implementations of one hook for pluggy's call path: ``async def`` ones are
@@ -252,7 +307,10 @@ class Plugins:
             wraps = impl.wrapper or impl.hookwrapper
             if inspect.iscoroutinefunction(impl.function):
                 if wraps:
-                    raise TypeError(f"{caller.name}: a wrapper implementation must be a generator, not async")
+                    raise TypeError(
+                        f"{source_line(impl.function)}: {caller.name}: a wrapper implementation must be a "
+                        "generator, not async"
+                    )
                 if caller.name != "tool_execute":  # its result is an awaitable by contract
                     impl.function = _Bridge(impl.function, self._loop)
                     self._async_hooks.add(caller.name)
@@ -353,9 +411,61 @@ class Plugins:
             record.fail(f"{hook_name}: {text}")
         self.warn(f"plugin {plugin_name} failed in {hook_name}: {text}")
 
+    def remember_tools(self, plugin_name: str, tool_ids: list[str]) -> None:
+        """Keep the ids a plugin registered (in the cache directory), so that, once the plugin is
+        disabled, a call of one of them can say so (:meth:`disabled_note`)."""
+        if self._cache_dir is None:
+            return
+        known = self._remembered()
+        if known.get(plugin_name) == tool_ids:
+            return
+        known[plugin_name] = list(tool_ids)
+        _write_json(self._cache_dir / TOOLS_CACHE, known)
+
+    def disabled_note(self, tool_id: str) -> str | None:
+        """Why ``tool_id`` may be missing: the plugin that registered it is disabled (by which key), or
+        plugins are disabled that may provide it; ``None`` when no plugin is disabled."""
+        blocked = [r.name for r in self.records if r.status == "blocked"]
+        if not blocked:
+            return None
+        known = self._remembered()
+        owner = next((name for name in blocked if tool_id in known.get(name, [])), None)
+        if owner is not None:
+            return f"It comes from plugin '{owner}', which is disabled by {DISABLED_KEY} in config."
+        names = ", ".join(blocked)
+        return f"Plugins disabled by {DISABLED_KEY} in config (one may provide it): {names}."
+
+    def _remembered(self) -> dict[str, list[str]]:
+        import json
+
+        if self._cache_dir is None:
+            return {}
+        try:
+            data = json.loads((self._cache_dir / TOOLS_CACHE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
     def record_for(self, plugin_name: str) -> PluginRecord | None:
         """The record of a registered plugin."""
         return self._by_plugin.get(plugin_name)
+
+
+#: The cache file of the tools each plugin registered when it last loaded.
+TOOLS_CACHE = "plugin-tools.json"
+
+
+def _write_json(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON atomically (a cache: a failure is ignored)."""
+    import json
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(value), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass
 
 
 def _no_loop() -> asyncio.AbstractEventLoop:

@@ -165,8 +165,9 @@ class Registry:
         """The entry for ``tool_id``; raises :class:`UnknownToolError` with close matches."""
         entry = self.entries.get(tool_id)
         if entry is None:
+            note = self.plugins.disabled_note(tool_id) if self.plugins is not None else None
             raise UnknownToolError(
-                tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.6)
+                tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.6), note
             )
         return entry
 

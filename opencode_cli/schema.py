@@ -206,6 +206,24 @@ _ITEM_SHAPE_KEYS = frozenset(
 )  # fmt: skip
 
 
+#: The schema profiles: the four a provider gets (:func:`profile_for`), and ``openai-strict`` on request.
+PROFILES = ("default", "openai", "openai-strict", "kimi", "gemini")
+
+
+def check_profile(name: str) -> str:
+    """``name`` when it is one of :data:`PROFILES`; else a :class:`~opencode_cli.errors.ConfigError`
+    naming the close matches and every profile."""
+    import difflib
+
+    from .errors import ConfigError
+
+    if name in PROFILES:
+        return name
+    close = difflib.get_close_matches(name, PROFILES, n=2, cutoff=0.6)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise ConfigError(f"unknown schema profile '{name}'.{hint} Profiles: {', '.join(PROFILES)}")
+
+
 def profile_for(provider: str | None, model_id: str) -> str:
     """The schema profile a provider's requests get: ``openai``, ``kimi``, ``gemini`` or ``default``."""
     provider = (provider or "").lower()

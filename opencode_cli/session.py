@@ -150,6 +150,10 @@ class Session:
         from .transcript import SessionInfo, Transcript
 
         self.model = ModelRef.coerce(self.model)
+        if self.profile is not None:
+            from .schema import check_profile
+
+            self.profile = check_profile(self.profile)
         self._prompts: set[Any] = set()
         self._offered: dict[str, WireTool] | None = None
         self._recent: list[tuple[str, str]] = []

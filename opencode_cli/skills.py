@@ -1,7 +1,8 @@
 """Skills: ``SKILL.md`` files found on disk, and the built-in one (builtin spec §13).
 
-A skill is a directory holding a ``SKILL.md`` whose YAML front matter gives at least a ``name`` (a
-string) and usually a ``description``; the rest of the file is the instructions the ``skill`` tool hands
+A skill is a directory holding a ``SKILL.md`` whose YAML front matter gives a ``name`` and a
+``description`` (both strings: a skill the model is not told when to use cannot be listed for it, so it
+is not loadable either); the rest of the file is the instructions the ``skill`` tool hands
 to the model, and the other files of the directory are resources the instructions refer to.
 
 Where skills are looked for, in load order (a later skill with the same name replaces an earlier one):
@@ -469,11 +470,18 @@ def parse(text: str, location: str) -> Skill:
         raise SkillFileError(f'{location}: front matter field "name" must be a string, not {kind}{hint}')
     if not name.strip():
         raise SkillFileError(f'{location}: front matter field "name" is empty')
-    description = data.get("description")
-    if "description" in data and not isinstance(description, str):
+    if "description" not in data:
+        raise SkillFileError(
+            f'{location}: front matter field "description" is missing (when to use the skill, a string); '
+            "without it the skill is not listed for the model, so it cannot be loaded"
+        )
+    description = data["description"]
+    if not isinstance(description, str):
         raise SkillFileError(
             f'{location}: front matter field "description" must be a string, not {_kind(description)}'
         )
+    if not description.strip():
+        raise SkillFileError(f'{location}: front matter field "description" is empty')
     return Skill(name.strip(), description, location, body)
 
 

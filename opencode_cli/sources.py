@@ -92,6 +92,9 @@ class PluginSource(Source):
         self.plugins.call_for(
             self.record.name, "register_tools", register=register, flags=self.flags, project=self.project
         )
+        if self.kind == "plugin":
+            self.record.warnings = _lint(contribution, warn)
+            self.plugins.remember_tools(self.record.name, self.record.tools)
         return contribution
 
 
@@ -135,7 +138,19 @@ class ToolFileSource(Source):
             tool_id = self.path.stem if name == "default" else f"{self.path.stem}_{name}"
             contribution.tools.append((found.copy(id=tool_id, source=self.stamp), None))
             record.tools.append(tool_id)
+        record.warnings = _lint(contribution, warn)
         return contribution
+
+
+def _lint(contribution: Contribution, warn: Callable[[str], None]) -> list[str]:
+    """Warn about each problem :func:`~opencode_cli.contract.lint` finds in a contribution's tools (those
+    built already: a lazy tool is not imported for it); the problems, for the source's record."""
+    from .contract import lint
+
+    found = [problem for tool, _ in contribution.tools if isinstance(tool, Tool) for problem in lint(tool)]
+    for problem in found:
+        warn(problem)
+    return found
 
 
 def tool_files(folders: list[Path]) -> list[Path]:

@@ -121,6 +121,15 @@ def make_project(project_dir: Path, env: dict[str, str], warnings: Warnings) -> 
         project.close()
 
 
+@pytest.fixture
+def project(make_project: ProjectFactory) -> Project:
+    """THE ``project`` of the suite: a :class:`Project` of ``project_dir`` (a git worktree) built by
+    ``make_project`` with the isolated ``env``; its warnings go to ``warnings``. A test that needs another
+    kind of project gives its fixture another name (``shell_project``, ``plan_project``…), and a project
+    directory is ``project_dir`` (or ``cli_env["project"]`` for the CLI)."""
+    return make_project()
+
+
 def write(path: Path, text: str) -> Path:
     """Write dedented ``text`` to ``path`` (parents created) and return the path."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -59,7 +59,7 @@ def outside(base: Path) -> Path:
 
 
 @pytest.fixture
-def project(base: Path) -> Path:
+def project_root(base: Path) -> Path:
     """A git project: ``.git`` marks it as the worktree root."""
     path = base / "project"
     (path / ".git").mkdir(parents=True)
@@ -72,31 +72,31 @@ def project(base: Path) -> Path:
 
 
 @pytest.mark.parametrize("target", [None, ""])
-def test_no_op_for_an_empty_target(project: Path, target: str | None) -> None:
-    assert guard(target, project, project) == (False, [])
+def test_no_op_for_an_empty_target(project_root: Path, target: str | None) -> None:
+    assert guard(target, project_root, project_root) == (False, [])
 
 
-def test_no_op_with_bypass(project: Path, outside: Path) -> None:
-    assert guard(outside / "file.txt", project, project, bypass=True) == (False, [])
-    assert guard("/etc/hostname", project, project, bypass=True, kind="directory") == (False, [])
+def test_no_op_with_bypass(project_root: Path, outside: Path) -> None:
+    assert guard(outside / "file.txt", project_root, project_root, bypass=True) == (False, [])
+    assert guard("/etc/hostname", project_root, project_root, bypass=True, kind="directory") == (False, [])
 
 
 @pytest.mark.parametrize(
     "relative", ["src/main.py", "src", ".", "src/not-yet/new.py", ".git/config", "a/../b"]
 )
-def test_no_op_inside_the_directory(project: Path, relative: str) -> None:
-    target = os.path.normpath(project / relative)
-    assert guard(target, project, project) == (False, [])
-    assert guard(target, project, None) == (False, [])
+def test_no_op_inside_the_directory(project_root: Path, relative: str) -> None:
+    target = os.path.normpath(project_root / relative)
+    assert guard(target, project_root, project_root) == (False, [])
+    assert guard(target, project_root, None) == (False, [])
 
 
-def test_the_directory_itself_is_inside_for_either_kind(project: Path) -> None:
-    assert guard(project, project, project, kind="directory") == (False, [])
-    assert guard(project, project, project, kind="file") == (False, [])
+def test_the_directory_itself_is_inside_for_either_kind(project_root: Path) -> None:
+    assert guard(project_root, project_root, project_root, kind="directory") == (False, [])
+    assert guard(project_root, project_root, project_root, kind="file") == (False, [])
 
 
-def test_outside_file_asks_once_with_the_parent_glob(project: Path, outside: Path) -> None:
-    asked, asks = guard(outside / "file.txt", project, project)
+def test_outside_file_asks_once_with_the_parent_glob(project_root: Path, outside: Path) -> None:
+    asked, asks = guard(outside / "file.txt", project_root, project_root)
     assert asked
     (request,) = asks
     assert request.permission == "external_directory"
@@ -104,8 +104,8 @@ def test_outside_file_asks_once_with_the_parent_glob(project: Path, outside: Pat
     assert request.metadata == {"filepath": str(outside / "file.txt"), "parentDir": str(outside)}
 
 
-def test_outside_file_that_does_not_exist_still_asks(project: Path, outside: Path) -> None:
-    _, (request,) = guard(outside / "later" / "new.txt", project, project)
+def test_outside_file_that_does_not_exist_still_asks(project_root: Path, outside: Path) -> None:
+    _, (request,) = guard(outside / "later" / "new.txt", project_root, project_root)
     assert request.patterns == [f"{outside}/later/*"]
     assert request.metadata == {
         "filepath": str(outside / "later" / "new.txt"),
@@ -113,17 +113,17 @@ def test_outside_file_that_does_not_exist_still_asks(project: Path, outside: Pat
     }
 
 
-def test_kind_directory_uses_the_target_itself(project: Path, outside: Path) -> None:
-    _, (request,) = guard(outside, project, project, kind="directory")
+def test_kind_directory_uses_the_target_itself(project_root: Path, outside: Path) -> None:
+    _, (request,) = guard(outside, project_root, project_root, kind="directory")
     assert request.patterns == request.always == [f"{outside}/*"]
     assert request.metadata == {"filepath": str(outside), "parentDir": str(outside)}
     # the same target as a "file" asks for its parent
-    _, (as_file,) = guard(outside, project, project)
+    _, (as_file,) = guard(outside, project_root, project_root)
     assert as_file.patterns == [f"{outside.parent}/*"]
 
 
-def test_root_file_uses_the_root_glob(project: Path) -> None:
-    _, (request,) = guard("/hostname-like", project, project)
+def test_root_file_uses_the_root_glob(project_root: Path) -> None:
+    _, (request,) = guard("/hostname-like", project_root, project_root)
     assert request.patterns == ["/*"] and request.metadata["parentDir"] == "/"
 
 
@@ -156,51 +156,54 @@ def test_non_git_project_counts_only_its_directory(base: Path) -> None:
     assert request.patterns == [f"{base}/plain/*"]
 
 
-def test_sibling_with_the_same_prefix_is_outside(project: Path) -> None:
-    evil = Path(f"{project}-evil")
+def test_sibling_with_the_same_prefix_is_outside(project_root: Path) -> None:
+    evil = Path(f"{project_root}-evil")
     evil.mkdir()
-    _, (request,) = guard(evil / "x.txt", project, project)
+    _, (request,) = guard(evil / "x.txt", project_root, project_root)
     assert request.patterns == [f"{evil}/*"]
-    assert not contains(str(project), str(evil))
-    assert contains(str(project), str(project)) and contains(str(project), f"{project}/a/b")
-    assert not contains(str(project), str(project.parent))
+    assert not contains(str(project_root), str(evil))
+    assert contains(str(project_root), str(project_root))
+    assert contains(str(project_root), f"{project_root}/a/b")
+    assert not contains(str(project_root), str(project_root.parent))
 
 
 # -- symlinks ------------------------------------------------------------------------------------------
 
 
-def test_file_link_inside_pointing_outside_asks_for_the_real_directory(project: Path, outside: Path) -> None:
-    link = project / "src" / "notes.txt"
+def test_file_link_inside_pointing_outside_asks_for_the_real_directory(
+    project_root: Path, outside: Path
+) -> None:
+    link = project_root / "src" / "notes.txt"
     link.symlink_to(outside / "file.txt")
-    _, (request,) = guard(link, project, project)
+    _, (request,) = guard(link, project_root, project_root)
     assert request.patterns == request.always == [f"{outside}/*"]
     assert request.metadata == {"filepath": str(outside / "file.txt"), "parentDir": str(outside)}
 
 
-def test_directory_link_inside_pointing_outside(project: Path, outside: Path) -> None:
-    link = project / "vendor"
+def test_directory_link_inside_pointing_outside(project_root: Path, outside: Path) -> None:
+    link = project_root / "vendor"
     link.symlink_to(outside, target_is_directory=True)
-    _, (request,) = guard(link / "file.txt", project, project)
+    _, (request,) = guard(link / "file.txt", project_root, project_root)
     assert request.patterns == [f"{outside}/*"]
     assert request.metadata["filepath"] == str(outside / "file.txt")
-    _, (as_directory,) = guard(link, project, project, kind="directory")
+    _, (as_directory,) = guard(link, project_root, project_root, kind="directory")
     assert as_directory.patterns == [f"{outside}/*"]
     assert as_directory.metadata == {"filepath": str(outside), "parentDir": str(outside)}
 
 
-def test_relative_link_pointing_outside(project: Path, outside: Path) -> None:
-    link = project / "src" / "rel"
+def test_relative_link_pointing_outside(project_root: Path, outside: Path) -> None:
+    link = project_root / "src" / "rel"
     link.symlink_to(Path("..", "..", "outside", "file.txt"))
-    _, (request,) = guard(link, project, project)
+    _, (request,) = guard(link, project_root, project_root)
     assert request.patterns == [f"{outside}/*"]
 
 
 def test_new_target_under_a_linked_parent_is_judged_by_its_nearest_existing_ancestor(
-    project: Path, outside: Path
+    project_root: Path, outside: Path
 ) -> None:
-    (project / "vendor").symlink_to(outside, target_is_directory=True)
-    target = project / "vendor" / "not" / "yet" / "new.txt"
-    _, (request,) = guard(target, project, project)
+    (project_root / "vendor").symlink_to(outside, target_is_directory=True)
+    target = project_root / "vendor" / "not" / "yet" / "new.txt"
+    _, (request,) = guard(target, project_root, project_root)
     assert request.patterns == [f"{outside}/not/yet/*"]
     assert request.metadata == {
         "filepath": str(outside / "not" / "yet" / "new.txt"),
@@ -208,40 +211,44 @@ def test_new_target_under_a_linked_parent_is_judged_by_its_nearest_existing_ance
     }
 
 
-def test_dangling_link_pointing_outside_asks(project: Path, outside: Path) -> None:
-    (project / "dangling").symlink_to(outside / "missing.txt")
-    _, (request,) = guard(project / "dangling", project, project)
+def test_dangling_link_pointing_outside_asks(project_root: Path, outside: Path) -> None:
+    (project_root / "dangling").symlink_to(outside / "missing.txt")
+    _, (request,) = guard(project_root / "dangling", project_root, project_root)
     assert request.patterns == [f"{outside}/*"]
 
 
-def test_links_that_stay_inside_do_not_ask(project: Path) -> None:
-    (project / "alias.py").symlink_to(project / "src" / "main.py")
-    (project / "srclink").symlink_to(Path("src"), target_is_directory=True)
-    for target in (project / "alias.py", project / "srclink" / "main.py", project / "srclink" / "new.py"):
-        assert guard(target, project, project) == (False, [])
-    assert guard(project / "srclink", project, project, kind="directory") == (False, [])
+def test_links_that_stay_inside_do_not_ask(project_root: Path) -> None:
+    (project_root / "alias.py").symlink_to(project_root / "src" / "main.py")
+    (project_root / "srclink").symlink_to(Path("src"), target_is_directory=True)
+    for target in (
+        project_root / "alias.py",
+        project_root / "srclink" / "main.py",
+        project_root / "srclink" / "new.py",
+    ):
+        assert guard(target, project_root, project_root) == (False, [])
+    assert guard(project_root / "srclink", project_root, project_root, kind="directory") == (False, [])
 
 
-def test_project_reached_through_a_link_is_still_inside(base: Path, project: Path) -> None:
+def test_project_reached_through_a_link_is_still_inside(base: Path, project_root: Path) -> None:
     alias = base / "alias"
-    alias.symlink_to(project, target_is_directory=True)
+    alias.symlink_to(project_root, target_is_directory=True)
     # the project opened by its alias; targets given by either name
     assert guard(alias / "src" / "main.py", alias, alias) == (False, [])
-    assert guard(project / "src" / "main.py", alias, alias) == (False, [])
-    assert guard(alias / "src" / "main.py", project, project) == (False, [])
+    assert guard(project_root / "src" / "main.py", alias, alias) == (False, [])
+    assert guard(alias / "src" / "main.py", project_root, project_root) == (False, [])
 
 
-def test_link_to_the_worktree_from_outside_is_inside(base: Path, project: Path) -> None:
-    (base / "shortcut").symlink_to(project / "src", target_is_directory=True)
-    assert guard(base / "shortcut" / "main.py", project, project) == (False, [])
+def test_link_to_the_worktree_from_outside_is_inside(base: Path, project_root: Path) -> None:
+    (base / "shortcut").symlink_to(project_root / "src", target_is_directory=True)
+    assert guard(base / "shortcut" / "main.py", project_root, project_root) == (False, [])
 
 
-def test_pure_helpers(project: Path, outside: Path) -> None:
-    (project / "out").symlink_to(outside, target_is_directory=True)
-    assert is_inside(project / "src" / "main.py", project, None)
-    assert not is_inside(project / "out" / "file.txt", project, project)
-    assert external_pattern(project / "out" / "file.txt") == (str(outside), f"{outside}/*")
-    assert external_pattern(project / "out", "directory") == (str(outside), f"{outside}/*")
+def test_pure_helpers(project_root: Path, outside: Path) -> None:
+    (project_root / "out").symlink_to(outside, target_is_directory=True)
+    assert is_inside(project_root / "src" / "main.py", project_root, None)
+    assert not is_inside(project_root / "out" / "file.txt", project_root, project_root)
+    assert external_pattern(project_root / "out" / "file.txt") == (str(outside), f"{outside}/*")
+    assert external_pattern(project_root / "out", "directory") == (str(outside), f"{outside}/*")
 
 
 # -- the adversarial table: the real read tool ------------------------------------------------------------

@@ -42,7 +42,7 @@ class Recorder:
 
 
 @pytest.fixture(params=["git", "plain"])
-def project(request: pytest.FixtureRequest, make_project: Any, tmp_path: Path) -> Project:
+def git_or_plain_project(request: pytest.FixtureRequest, make_project: Any, tmp_path: Path) -> Project:
     """A project that is a git worktree root, and one outside git (its root is then the directory)."""
     if request.param == "git":
         return make_project()
@@ -61,10 +61,10 @@ def write_as_plan(project: Project, path: str, prompt: Recorder) -> Any:
     return project.run_tool("write", {"filePath": path, "content": "# plan\n"}, agent="plan", prompt=prompt)
 
 
-def test_plan_rules_are_worktree_relative(project: Project, data: Path) -> None:
-    plans = os.path.relpath(data / "plans" / "*.md", project.root)
+def test_plan_rules_are_worktree_relative(git_or_plain_project: Project, data: Path) -> None:
+    plans = os.path.relpath(data / "plans" / "*.md", git_or_plain_project.root)
     assert plans.startswith("../") and plans.endswith("/xdg-data/opencode/plans/*.md")
-    edit = [r.as_dict() for r in project.agents["plan"].permission if r.permission == "edit"]
+    edit = [r.as_dict() for r in git_or_plain_project.agents["plan"].permission if r.permission == "edit"]
     assert edit == [
         {"permission": "edit", "pattern": "*", "action": "deny"},
         {"permission": "edit", "pattern": ".opencode/plans/*.md", "action": "allow"},
@@ -72,22 +72,22 @@ def test_plan_rules_are_worktree_relative(project: Project, data: Path) -> None:
     ]
 
 
-def test_plan_agent_writes_a_project_plan_file_without_asking(project: Project) -> None:
+def test_plan_agent_writes_a_project_plan_file_without_asking(git_or_plain_project: Project) -> None:
     prompt = Recorder()
-    result = write_as_plan(project, ".opencode/plans/x.md", prompt)
+    result = write_as_plan(git_or_plain_project, ".opencode/plans/x.md", prompt)
     assert result.title == ".opencode/plans/x.md"
     assert prompt.requests == []
-    assert (project.root / ".opencode" / "plans" / "x.md").read_text() == "# plan\n"
+    assert (git_or_plain_project.root / ".opencode" / "plans" / "x.md").read_text() == "# plan\n"
 
 
 def test_plan_agent_writes_a_global_plan_file_after_the_external_directory_ask(
-    project: Project, data: Path
+    git_or_plain_project: Project, data: Path
 ) -> None:
     target = data / "plans" / "y.md"
     prompt = Recorder(Decision("once"))
-    result = write_as_plan(project, str(target), prompt)
+    result = write_as_plan(git_or_plain_project, str(target), prompt)
     assert target.read_text() == "# plan\n"
-    assert result.title == os.path.relpath(target, project.root)
+    assert result.title == os.path.relpath(target, git_or_plain_project.root)
     # the only question is the directory outside the project; edit itself is allowed by the plan rule
     (asked,) = prompt.requests
     assert asked.permission == "external_directory"
@@ -95,34 +95,40 @@ def test_plan_agent_writes_a_global_plan_file_after_the_external_directory_ask(
 
 
 def test_the_global_plan_folder_is_not_in_the_external_directory_allowlist(
-    project: Project, data: Path
+    git_or_plain_project: Project, data: Path
 ) -> None:
-    rules = project.agents["plan"].permission
+    rules = git_or_plain_project.agents["plan"].permission
     assert evaluate("external_directory", f"{data / 'plans'}/*", rules).action == "ask"
-    assert evaluate("edit", os.path.relpath(data / "plans" / "y.md", project.root), rules).action == "allow"
+    assert (
+        evaluate("edit", os.path.relpath(data / "plans" / "y.md", git_or_plain_project.root), rules).action
+        == "allow"
+    )
 
 
 def test_a_refused_external_directory_keeps_the_global_plan_file_unwritten(
-    project: Project, data: Path
+    git_or_plain_project: Project, data: Path
 ) -> None:
     prompt = Recorder()  # rejects
     with pytest.raises(RejectedError):
-        write_as_plan(project, str(data / "plans" / "y.md"), prompt)
+        write_as_plan(git_or_plain_project, str(data / "plans" / "y.md"), prompt)
     assert not (data / "plans" / "y.md").exists()
 
 
 @pytest.mark.parametrize(
     "path", ["src/a.py", ".opencode/plans/x.txt", ".opencode/plans/sub/../../a.md", "plans/x.md"]
 )
-def test_plan_agent_is_denied_any_other_file(project: Project, path: str) -> None:
+def test_plan_agent_is_denied_any_other_file(git_or_plain_project: Project, path: str) -> None:
     prompt = Recorder()
     with pytest.raises(DeniedError) as caught:
-        write_as_plan(project, path, prompt)
+        write_as_plan(git_or_plain_project, path, prompt)
     assert prompt.requests == []
-    assert not (project.root / path).exists()
+    assert not (git_or_plain_project.root / path).exists()
     # the relevant rules: those whose permission matches edit, each printed as OpenCode's config loader
     # builds it ("*" = "allow" is the short form; the edit table has pattern before action)
-    plans = os.path.relpath(Path(project.env["XDG_DATA_HOME"]) / "opencode" / "plans" / "*.md", project.root)
+    plans = os.path.relpath(
+        Path(git_or_plain_project.env["XDG_DATA_HOME"]) / "opencode" / "plans" / "*.md",
+        git_or_plain_project.root,
+    )
     rules = [
         {"permission": "*", "action": "allow", "pattern": "*"},
         {"permission": "edit", "pattern": "*", "action": "deny"},
@@ -142,14 +148,14 @@ def test_a_nested_project_plan_folder_is_not_a_plan_file(make_project: Any, proj
     assert not (sub / ".opencode" / "plans" / "x.md").exists()
 
 
-def test_a_session_of_the_plan_agent_writes_the_plan_file(project: Project) -> None:
+def test_a_session_of_the_plan_agent_writes_the_plan_file(git_or_plain_project: Project) -> None:
     async def main() -> Any:
-        async with project.session("plan", prompt=Recorder()) as session:
+        async with git_or_plain_project.session("plan", prompt=Recorder()) as session:
             return await session.execute("write", {"filePath": ".opencode/plans/z.md", "content": "z\n"})
 
-    result = project.portal.call(main)
+    result = git_or_plain_project.portal.call(main)
     assert result.title == ".opencode/plans/z.md"
-    assert (project.root / ".opencode" / "plans" / "z.md").read_text() == "z\n"
+    assert (git_or_plain_project.root / ".opencode" / "plans" / "z.md").read_text() == "z\n"
 
 
 def test_plan_patterns() -> None:
@@ -167,6 +173,8 @@ def test_build_agents_without_a_root_keeps_working() -> None:
     assert evaluate("edit", "src/a.py", agents["plan"].permission).action == "deny"
 
 
-def test_other_agents_still_edit_anything(project: Project) -> None:
-    result = project.run_tool("write", {"filePath": "src/a.py", "content": "x = 1\n"}, prompt=Recorder())
+def test_other_agents_still_edit_anything(git_or_plain_project: Project) -> None:
+    result = git_or_plain_project.run_tool(
+        "write", {"filePath": "src/a.py", "content": "x = 1\n"}, prompt=Recorder()
+    )
     assert result.title == "src/a.py"

@@ -122,14 +122,14 @@ def opencode(site: Path, project: Path, *args: str, **env: str) -> subprocess.Co
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project_path(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     return folder
 
 
-def test_installed_plugin_is_listed_with_version_and_status(installed: Path, project: Path) -> None:
-    result = opencode(installed, project, "plugins", "list", "--json")
+def test_installed_plugin_is_listed_with_version_and_status(installed: Path, project_path: Path) -> None:
+    result = opencode(installed, project_path, "plugins", "list", "--json")
     assert result.returncode == 0, result.stderr
     plugins = {p["name"]: p for p in json.loads(result.stdout)["plugins"]}
     demo = plugins["demo"]
@@ -141,8 +141,8 @@ def test_installed_plugin_is_listed_with_version_and_status(installed: Path, pro
     assert "plugin broken failed to load" in result.stderr
 
 
-def test_plugin_tools_listed_and_described_by_hook(installed: Path, project: Path) -> None:
-    result = opencode(installed, project, "tools", "list", "--json")
+def test_plugin_tools_listed_and_described_by_hook(installed: Path, project_path: Path) -> None:
+    result = opencode(installed, project_path, "tools", "list", "--json")
     assert result.returncode == 0, result.stderr
     tools = {t["id"]: t for t in json.loads(result.stdout)["tools"]}
     assert tools["demo_echo"]["source"] == {"kind": "plugin", "name": "demo", "version": "1.2.3"}
@@ -150,10 +150,12 @@ def test_plugin_tools_listed_and_described_by_hook(installed: Path, project: Pat
     assert list(tools)[-2:] == ["demo_echo", "demo_image"]
 
 
-def test_plugin_tool_runs_through_both_execute_hooks(installed: Path, project: Path, tmp_path: Path) -> None:
+def test_plugin_tool_runs_through_both_execute_hooks(
+    installed: Path, project_path: Path, tmp_path: Path
+) -> None:
     audit = tmp_path / "audit.jsonl"
     result = opencode(
-        installed, project, "tools", "run", "demo_echo", "text=hi", "--json", DEMO_AUDIT=str(audit)
+        installed, project_path, "tools", "run", "demo_echo", "text=hi", "--json", DEMO_AUDIT=str(audit)
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -161,26 +163,26 @@ def test_plugin_tool_runs_through_both_execute_hooks(installed: Path, project: P
     assert json.loads(audit.read_text()) == {"tool": "demo_echo", "args": {"text": "hi!"}, "title": ""}
 
 
-def test_before_hook_blocks_with_its_message(installed: Path, project: Path) -> None:
-    result = opencode(installed, project, "tools", "run", "demo_echo", "text=forbidden")
+def test_before_hook_blocks_with_its_message(installed: Path, project_path: Path) -> None:
+    result = opencode(installed, project_path, "tools", "run", "demo_echo", "text=forbidden")
     assert result.returncode == 1 and "demo blocks the word forbidden" in result.stderr
 
 
-def test_attachment_gets_a_part_id(installed: Path, project: Path) -> None:
-    result = opencode(installed, project, "tools", "run", "demo_image", "--json")
+def test_attachment_gets_a_part_id(installed: Path, project_path: Path) -> None:
+    result = opencode(installed, project_path, "tools", "run", "demo_image", "--json")
     data = json.loads(result.stdout)
     assert data["output"] == "here is an image"
     [attachment] = data["attachments"]
     assert attachment["mime"] == "image/png" and attachment["id"].startswith("prt_")
 
 
-def test_autoload_off_and_disabled_by_config(installed: Path, project: Path) -> None:
-    off = opencode(installed, project, "plugins", "list", "--json", OPENCODE_DISABLE_PLUGIN_AUTOLOAD="1")
+def test_autoload_off_and_disabled_by_config(installed: Path, project_path: Path) -> None:
+    off = opencode(installed, project_path, "plugins", "list", "--json", OPENCODE_DISABLE_PLUGIN_AUTOLOAD="1")
     names = [p["name"] for p in json.loads(off.stdout)["plugins"]]
     assert "demo" not in names
-    (project / "opencode.toml").write_text('[plugins]\ndisabled = ["demo", "broken"]\n')
-    blocked = opencode(installed, project, "plugins", "list", "--json")
+    (project_path / "opencode.toml").write_text('[plugins]\ndisabled = ["demo", "broken"]\n')
+    blocked = opencode(installed, project_path, "plugins", "list", "--json")
     plugins = {p["name"]: p for p in json.loads(blocked.stdout)["plugins"]}
     assert plugins["demo"]["status"] == "blocked" and plugins["broken"]["status"] == "blocked"
-    tools = opencode(installed, project, "tools", "list", "--json")
+    tools = opencode(installed, project_path, "tools", "list", "--json")
     assert "demo_echo" not in [t["id"] for t in json.loads(tools.stdout)["tools"]]

@@ -5,7 +5,6 @@ import copy
 import importlib.util
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -495,42 +494,50 @@ def test_coroutine_functions_are_awaited_on_the_loop(ctx: ToolContext) -> None:
 def test_abort_cancels_a_running_async_tool(ctx: ToolContext) -> None:
     state: dict[str, bool] = {}
 
-    @tool
-    async def slow() -> str:
-        state["started"] = True
-        try:
-            await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            state["cancelled"] = True
-            raise
-        return "finished"
-
     async def main() -> None:
-        asyncio.get_running_loop().call_later(0.05, ctx.abort.abort)
-        started = time.monotonic()
+        started = asyncio.Event()
+
+        @tool
+        async def slow() -> str:
+            state["started"] = True
+            started.set()
+            try:
+                await asyncio.Event().wait()  # only cancellation ends it
+            except asyncio.CancelledError:
+                state["cancelled"] = True
+                raise
+            return "finished"
+
+        call = asyncio.ensure_future(slow.run({}, ctx))
+        await started.wait()
+        ctx.abort.abort()
         with pytest.raises(AbortedError) as info:
-            await slow.run({}, ctx)
-        assert time.monotonic() - started < 5
+            await call
         assert str(info.value) == "[Tool execution was interrupted]" == INTERRUPTED
-        await asyncio.sleep(0.01)
 
     asyncio.run(main())
     assert state == {"started": True, "cancelled": True}
 
 
 def test_abort_from_another_thread(ctx: ToolContext) -> None:
+    started = threading.Event()
+
     @tool
     async def slow() -> str:
-        await asyncio.sleep(30)
+        started.set()
+        await asyncio.Event().wait()  # only cancellation ends it
         return "finished"
 
-    timer = threading.Timer(0.05, ctx.abort.abort)
-    timer.start()
-    started = time.monotonic()
+    def abort_once_started() -> None:
+        started.wait()
+        ctx.abort.abort()
+
+    aborter = threading.Thread(target=abort_once_started)
+    aborter.start()
     with pytest.raises(AbortedError):
         run(slow, {}, ctx)
-    assert time.monotonic() - started < 5
-    timer.join()
+    aborter.join()
+    assert started.is_set()
 
 
 def test_abort_before_the_call_never_executes(ctx: ToolContext) -> None:
@@ -548,25 +555,35 @@ def test_abort_before_the_call_never_executes(ctx: ToolContext) -> None:
 
 
 def test_abort_unblocks_a_sync_tool_that_watches_the_signal(ctx: ToolContext) -> None:
+    # The call ends as soon as the signal is given, while the tool's thread is still winding down: it
+    # finishes only once the test lets it, after the call has already raised.
+    started, wind_down, finished = threading.Event(), threading.Event(), threading.Event()
     seen: list[bool] = []
 
     @tool
     def patient(ctx: ToolContext) -> str:
-        seen.append(ctx.abort.wait(10))
-        time.sleep(0.3)  # winding down: the call is already over by then
+        started.set()
+        seen.append(ctx.abort.wait(60))
+        wind_down.wait(60)
+        finished.set()
         return "finished"
 
-    timer = threading.Timer(0.05, ctx.abort.abort)
-    timer.start()
-    started = time.monotonic()
-    with pytest.raises(AbortedError):
-        run(patient, {}, ctx)
-    timer.join()
-    deadline = time.monotonic() + 5
-    while not seen and time.monotonic() < deadline:
-        time.sleep(0.01)
+    def abort_once_started() -> None:
+        started.wait()
+        ctx.abort.abort()
+
+    async def main() -> None:
+        with pytest.raises(AbortedError):
+            await patient.run({}, ctx)
+        assert not finished.is_set()  # the call did not wait for the tool's thread
+        wind_down.set()
+
+    aborter = threading.Thread(target=abort_once_started)
+    aborter.start()
+    asyncio.run(main())  # closing the loop waits for the worker thread
+    aborter.join()
+    assert finished.is_set()
     assert seen == [True]
-    assert time.monotonic() - started < 5
 
 
 def test_abort_signal_waiters() -> None:

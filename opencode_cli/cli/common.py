@@ -92,6 +92,28 @@ def make_project(directory: Path | None = None, warn: Callable[[str], None] | No
     return project
 
 
+def model_of(project: Any, text: str | None) -> Any:
+    """The model ``text`` names (or the config's ``model``), as :meth:`Project.model` reads it; a warning
+    on stderr, with the close matches, when no rule recognises it (see :meth:`ModelRef.unrecognised`)."""
+    model = project.model(text)
+    if model is None:
+        return None
+    tables = project.generation.providers
+    plugins = project.plugins
+    registered = [
+        name
+        for name in plugins.implementers("register_providers")
+        if getattr(plugins.record_for(name), "kind", "builtin") != "builtin"
+    ]
+    if model.provider is not None and registered:
+        return model  # a plugin's providers are known only once they are asked for (opencode run)
+    models = [model_id for table in tables.values() for model_id in table.models]
+    problem = model.unrecognised(tables, models)
+    if problem is not None:
+        err(f"warning: {problem}")
+    return model
+
+
 #: Seconds a SIGTERM'd call has to answer its abort before it is cancelled.
 TERM_GRACE = 3.0
 

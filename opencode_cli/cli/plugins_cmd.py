@@ -26,3 +26,5 @@ def list_plugins(as_json: bool) -> None:
         print(f"    tools: {tools}")
         if record.error:
             print(f"    error: {record.error}")
+        for warning in record.warnings:
+            print(f"    warning: {warning}")

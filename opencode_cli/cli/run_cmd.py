@@ -27,12 +27,14 @@ def run(
     the run, 130 on Ctrl-C (the session is kept: ``--session`` continues it)."""
     from ..context import AbortSignal
     from ..errors import OpencodeError
-    from .tools_cmd import session_options
+    from .tools_cmd import session_options, warn_unasked
 
     with friendly_errors():
         project = make_project()
         options = session_options(yes, allow, deny, session_id)
+        warn_unasked(project, allow, deny)
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
+        # no warning for a model no rule knows: the provider catalog refuses it, with the close matches
         session = project.session(agent, model=project.model(model_text), **options)
     printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()

@@ -19,6 +19,7 @@ from .common import (
     first_line,
     friendly_errors,
     make_project,
+    model_of,
     print_json,
     print_rows,
     run_in_project,
@@ -35,7 +36,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
 
     with friendly_errors():
         project = make_project()
-        model = project.model(model_text)
+        model = model_of(project, model_text)
         offer = with_mcp(project, lambda: project.offer(model, agent))
         offered = offer.tools
         hidden = offer.hidden if show_all else []
@@ -70,11 +71,11 @@ def inspect_tool(
     tool_id: str, model_text: str | None, agent: str | None, as_json: bool, profile: str | None = None
 ) -> None:
     """Print one tool's description, source and parameters as the model's provider receives them."""
-    from ..schema import adapt, describe_changes, profile_for
+    from ..schema import adapt, check_profile, describe_changes, profile_for
 
     with friendly_errors():
         project = make_project()
-        model = project.model(model_text)
+        model = model_of(project, model_text)
 
         def look() -> tuple[Any, Any, Any]:
             entry = project.registry.get(tool_id)
@@ -85,6 +86,8 @@ def inspect_tool(
         entry, definition, offer = with_mcp(project, look, project.mcp.servers_for(tool_id))
         reason = next((h.reason for h in offer.hidden if h.entry.id == entry.id), None)
         normalized = definition.parameters
+        if profile is not None:
+            check_profile(profile)
         profile = profile or (profile_for(model.provider, model.id) if model else "default")
         parameters = adapt(normalized, profile)
         changes = describe_changes(normalized, parameters)
@@ -205,6 +208,25 @@ def _flag_rules(values: list[str], action: str) -> list[Any]:
     return rules
 
 
+def warn_unasked(project: Any, allow: Sequence[str], deny: Sequence[str]) -> None:
+    """A warning on stderr for each ``--allow``/``--deny`` whose permission no registered tool asks (a
+    typo would otherwise leave the rule silently unused); a configured MCP server's ``NAME_`` counts."""
+    from ..mcp.source import sanitize
+    from ..permission import unasked
+
+    tool_ids = list(project.registry.entries)
+    prefixes = [f"{sanitize(name)}_" for name in project.generation.mcp_servers]
+    if prefixes:
+        from ..mcp.resources import LIST_RESOURCE_TEMPLATES, LIST_RESOURCES, READ_RESOURCE
+
+        tool_ids += [LIST_RESOURCES, LIST_RESOURCE_TEMPLATES, READ_RESOURCE]
+    for flag, values in (("allow", allow), ("deny", deny)):
+        for value in values:
+            problem = unasked(value.partition("=")[0], tool_ids, prefixes)
+            if problem is not None:
+                err(f"warning: --{flag} {value}: {problem}")
+
+
 def _progress_printer() -> Any:
     if not sys.stderr.isatty():
         return None
@@ -253,6 +275,7 @@ def run_tool(
         # a question the user runs by name is put to them (or says there is no terminal) all the same
         asker = question_asker(answers, always=tool_id in ASKING_TOOLS)
         options = session_options(yes, allow, deny, session_id, answers, asker=asker)
+        warn_unasked(project, allow, deny)
         session = project.session(agent, **options)
 
     def prepare() -> tuple[str, dict[str, Any]]:

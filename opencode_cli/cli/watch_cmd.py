@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from .common import err, first_line, friendly_errors, make_project, print_rows
+from .common import err, first_line, friendly_errors, make_project, model_of, print_rows
 
 
 def watch(model_text: str | None, agent: str | None, as_json: bool) -> None:
@@ -19,6 +19,7 @@ def watch(model_text: str | None, agent: str | None, as_json: bool) -> None:
 
     with friendly_errors():
         project = make_project()
+        model_of(project, model_text)  # a model no rule recognises is warned about once, here
         watcher = project.watch(model=model_text, agent=agent)
         watcher.current  # noqa: B018 - the first generation: a broken config is an error here (exit 2)
     with contextlib.suppress(KeyboardInterrupt):

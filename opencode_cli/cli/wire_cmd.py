@@ -16,6 +16,7 @@ from .common import (
     fail,
     friendly_errors,
     make_project,
+    model_of,
     print_json,
     run_in_project,
     with_mcp,
@@ -26,7 +27,7 @@ from .common import (
 def _session(
     project: Any, model_text: str | None, agent: str | None, profile: str | None, **options: Any
 ) -> Any:
-    return project.session(agent, model=project.model(model_text), profile=profile, **options)
+    return project.session(agent, model=model_of(project, model_text), profile=profile, **options)
 
 
 def schema(model_text: str | None, agent: str | None, format: str | None, profile: str | None) -> None:
@@ -64,7 +65,7 @@ def call(
     """Run raw tool call(s) through repair and dispatch; print what the model would see next."""
 
     from ..wire import WireError, loads
-    from .tools_cmd import session_options
+    from .tools_cmd import session_options, warn_unasked
 
     if text is None and file is not None:
         try:
@@ -80,6 +81,7 @@ def call(
     with friendly_errors():
         project = make_project()
         options = session_options(yes, allow, deny, session_id)
+        warn_unasked(project, allow, deny)
         session = _session(project, model_text, agent, profile, **options)
         if not project.generation.mcp_servers:
             session.resolve()

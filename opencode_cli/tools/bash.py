@@ -74,9 +74,9 @@ class BashParameters(BaseModel):
 class _Reporter:
     """Sends the live preview to ``ctx.metadata``: at once, then at most every 100 ms, then a final one."""
 
-    def __init__(self, ctx: ToolContext, interval: float = METADATA_INTERVAL_SECONDS) -> None:
+    def __init__(self, ctx: ToolContext, interval: float | None = None) -> None:
         self.ctx = ctx
-        self.interval = interval
+        self.interval = METADATA_INTERVAL_SECONDS if interval is None else interval
         self.sent: str | None = None
         self.latest = ""
         self.last_time = 0.0

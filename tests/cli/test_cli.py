@@ -36,7 +36,7 @@ def write(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def project(cli_env) -> Path:
+def project_path(cli_env) -> Path:
     return Path(cli_env["project"])
 
 
@@ -67,9 +67,9 @@ def test_list_json_shape(run_cli) -> None:
     assert {"edit", "write"} <= set(hidden) and "apply_patch" not in hidden
 
 
-def test_model_filter_on_tools_from_files(run_cli, project) -> None:
+def test_model_filter_on_tools_from_files(run_cli, project_path) -> None:
     for name in ("edit", "write", "apply_patch"):
-        write(project / ".opencode" / "tool" / f"{name}.py", TOOL_FILE)
+        write(project_path / ".opencode" / "tool" / f"{name}.py", TOOL_FILE)
     gpt = run_cli("tools", "list", "--model", "gpt-5", "--json")
     ids = [t["id"] for t in json.loads(gpt.stdout)["tools"]]
     assert "apply_patch" in ids and "edit" not in ids and "write" not in ids
@@ -78,8 +78,8 @@ def test_model_filter_on_tools_from_files(run_cli, project) -> None:
     assert "edit" in ids and "write" in ids and "apply_patch" not in ids
 
 
-def test_tool_file_tools_listed_and_run(run_cli, project) -> None:
-    write(project / ".opencode" / "tool" / "shout.py", TOOL_FILE)
+def test_tool_file_tools_listed_and_run(run_cli, project_path) -> None:
+    write(project_path / ".opencode" / "tool" / "shout.py", TOOL_FILE)
     listing = run_cli("tools", "list", "--json")
     by_id = {t["id"]: t for t in json.loads(listing.stdout)["tools"]}
     assert set(by_id) >= {"shout", "shout_many"} and "shout_helper" not in by_id
@@ -88,8 +88,8 @@ def test_tool_file_tools_listed_and_run(run_cli, project) -> None:
     assert ran.exit_code == 0 and ran.stdout == "HI HI HI\n"
 
 
-def test_inspect_shows_description_source_and_schema(run_cli, project) -> None:
-    write(project / ".opencode" / "tool" / "shout.py", TOOL_FILE)
+def test_inspect_shows_description_source_and_schema(run_cli, project_path) -> None:
+    write(project_path / ".opencode" / "tool" / "shout.py", TOOL_FILE)
     result = run_cli("tools", "inspect", "shout", "--json")
     data = json.loads(result.stdout)
     assert data["description"] == "Shout the text back."
@@ -101,10 +101,10 @@ def test_inspect_shows_description_source_and_schema(run_cli, project) -> None:
     assert text.exit_code == 0 and "filePath" in text.stdout and "built-in" in text.stdout
 
 
-def test_run_read_with_suffix_key(run_cli, project) -> None:
+def test_run_read_with_suffix_key(run_cli, project_path) -> None:
     result = run_cli("tools", "run", "read", "path=README.md")
     assert result.exit_code == 0, result.output
-    assert f"<path>{project / 'README.md'}</path>" in result.stdout
+    assert f"<path>{project_path / 'README.md'}</path>" in result.stdout
     assert "1: # Demo" in result.stdout
     assert "'path' taken as 'filePath'" in result.stderr
 
@@ -146,8 +146,8 @@ def test_tool_error_exit_1(run_cli) -> None:
     assert "File not found:" in result.stderr
 
 
-def test_truncated_output_and_full(run_cli, project, cli_env) -> None:
-    write(project / ".opencode" / "tool" / "shout.py", TOOL_FILE)
+def test_truncated_output_and_full(run_cli, project_path, cli_env) -> None:
+    write(project_path / ".opencode" / "tool" / "shout.py", TOOL_FILE)
     result = run_cli("tools", "run", "shout_many", "count=3000")
     assert result.exit_code == 0
     assert "...1000 lines truncated..." in result.stdout
@@ -169,17 +169,19 @@ def test_outside_read_refused_without_terminal_then_allowed(run_cli, tmp_path) -
     assert allowed.exit_code == 0 and "1: classified" in allowed.stdout
 
 
-def test_outside_read_allowed_by_config_rule(run_cli, project, tmp_path) -> None:
+def test_outside_read_allowed_by_config_rule(run_cli, project_path, tmp_path) -> None:
     outside = tmp_path / "outside" / "notes.txt"
     write(outside, "hello\n")
-    write(project / "opencode.toml", f'[permission.external_directory]\n"{outside.parent}/*" = "allow"\n')
+    write(
+        project_path / "opencode.toml", f'[permission.external_directory]\n"{outside.parent}/*" = "allow"\n'
+    )
     result = run_cli("tools", "run", "read", f"filePath={outside}")
     assert result.exit_code == 0 and "1: hello" in result.stdout
 
 
-def test_broken_tool_file_never_breaks_listing(run_cli, project) -> None:
-    write(project / ".opencode" / "tool" / "broken.py", "from opencode_cli import tool\n\ndef oops(:\n")
-    write(project / ".opencode" / "tools" / "raises.py", "raise RuntimeError('no database')\n")
+def test_broken_tool_file_never_breaks_listing(run_cli, project_path) -> None:
+    write(project_path / ".opencode" / "tool" / "broken.py", "from opencode_cli import tool\n\ndef oops(:\n")
+    write(project_path / ".opencode" / "tools" / "raises.py", "raise RuntimeError('no database')\n")
     listing = run_cli("tools", "list")
     assert listing.exit_code == 0 and "read" in listing.stdout
     assert "broken.py" in listing.stderr and "failed to load" in listing.stderr
@@ -200,12 +202,12 @@ def test_plugins_list_text(run_cli) -> None:
     assert "register_tools" in result.stdout
 
 
-def test_config_set_get_path(run_cli, project, cli_env) -> None:
+def test_config_set_get_path(run_cli, project_path, cli_env) -> None:
     assert run_cli("config", "set", "tool_output.max_lines", "10").exit_code == 0
     assert run_cli("config", "get", "tool_output.max_lines").stdout == "10\n"
     assert run_cli("config", "set", "model", "openai/gpt-5").exit_code == 0
     assert (
-        project / "opencode.toml"
+        project_path / "opencode.toml"
     ).read_text() == 'model = "openai/gpt-5"\n\n[tool_output]\nmax_lines = 10\n'
     assert run_cli("config", "get", "model").stdout == "openai/gpt-5\n"
     listing = json.loads(run_cli("tools", "list", "--json").stdout)
@@ -213,29 +215,29 @@ def test_config_set_get_path(run_cli, project, cli_env) -> None:
     assert run_cli("config", "set", "--global", "tool_output.max_bytes", "2048").exit_code == 0
     assert Path(cli_env["XDG_CONFIG_HOME"], "opencode", "opencode.toml").is_file()
     paths = json.loads(run_cli("config", "path", "--json").stdout)
-    assert paths["write"] == str(project / "opencode.toml")
+    assert paths["write"] == str(project_path / "opencode.toml")
     assert next(f["source"] for f in paths["files"]) == "global"
     missing = run_cli("config", "get", "nope.never")
     assert missing.exit_code == 2 and "not set" in missing.stderr
 
 
-def test_config_limits_apply_to_output(run_cli, project) -> None:
-    write(project / ".opencode" / "tool" / "shout.py", TOOL_FILE)
-    write(project / "opencode.toml", "[tool_output]\nmax_lines = 5\n")
+def test_config_limits_apply_to_output(run_cli, project_path) -> None:
+    write(project_path / ".opencode" / "tool" / "shout.py", TOOL_FILE)
+    write(project_path / "opencode.toml", "[tool_output]\nmax_lines = 5\n")
     result = run_cli("tools", "run", "shout_many", "count=20")
     assert "...15 lines truncated..." in result.stdout
 
 
-def test_malformed_config_is_a_clear_error(run_cli, project) -> None:
-    write(project / "opencode.toml", "[tool_output\nmax_lines = 3\n")
+def test_malformed_config_is_a_clear_error(run_cli, project_path) -> None:
+    write(project_path / "opencode.toml", "[tool_output\nmax_lines = 3\n")
     result = run_cli("tools", "list")
     assert result.exit_code == 2
-    assert str(project / "opencode.toml") in result.stderr and "line 1" in result.stderr
+    assert str(project_path / "opencode.toml") in result.stderr and "line 1" in result.stderr
     assert "Traceback" not in result.output
 
 
-def test_misspelt_config_key_warns(run_cli, project) -> None:
-    write(project / "opencode.toml", '[tool_ouput]\nmax_lines = 3\n[provider.openai]\napi = "x"\n')
+def test_misspelt_config_key_warns(run_cli, project_path) -> None:
+    write(project_path / "opencode.toml", '[tool_ouput]\nmax_lines = 3\n[provider.openai]\napi = "x"\n')
     result = run_cli("tools", "list")
     assert result.exit_code == 0
     assert "unknown config key 'tool_ouput' (did you mean 'tool_output'?)" in result.stderr
@@ -252,7 +254,7 @@ def test_unknown_agent(run_cli) -> None:
     assert result.exit_code == 2 and "did you mean build" in result.stderr
 
 
-def test_real_process_list_and_read(run_process, project) -> None:
+def test_real_process_list_and_read(run_process, project_path) -> None:
     listing = run_process("tools", "list", "--model", "gpt-5")
     assert listing.returncode == 0, listing.stderr
     assert "read" in [line.split()[0] for line in listing.stdout.splitlines()]

@@ -25,7 +25,7 @@ def write(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def project(cli_env: dict[str, str]) -> Path:
+def project_path(cli_env: dict[str, str]) -> Path:
     return Path(cli_env["project"])
 
 
@@ -76,27 +76,27 @@ def test_check_external_directory_default_and_truncation_exemption(run_cli, cli_
     assert "(from truncation exemption, agent build)" in exempt.stdout
 
 
-def test_check_config_rule_shows_source_permission(run_cli, project: Path) -> None:
+def test_check_config_rule_shows_source_permission(run_cli, project_path: Path) -> None:
     write(
-        project / "opencode.toml",
+        project_path / "opencode.toml",
         '[permission]\nbash = { "*" = "ask", "git *" = "allow", "rm *" = "deny" }\n',
     )
     assert lines(run_cli("permissions", "check", "bash", "rm -rf build").stdout) == [
         "deny",
-        f"rule: bash rm * -> deny  (from permission in {project / 'opencode.toml'}, agent build)",
+        f"rule: bash rm * -> deny  (from permission in {project_path / 'opencode.toml'}, agent build)",
     ]
     assert lines(run_cli("permissions", "check", "bash", "git status").stdout) == [
         "allow",
-        f"rule: bash git * -> allow  (from permission in {project / 'opencode.toml'}, agent build)",
+        f"rule: bash git * -> allow  (from permission in {project_path / 'opencode.toml'}, agent build)",
     ]
     assert lines(run_cli("permissions", "check", "bash", "make").stdout)[1].endswith(
-        f"(from permission in {project / 'opencode.toml'}, agent build)"
+        f"(from permission in {project_path / 'opencode.toml'}, agent build)"
     )
 
 
-def test_check_agent_config_rule_and_home_expansion(run_cli, project: Path, cli_env) -> None:
+def test_check_agent_config_rule_and_home_expansion(run_cli, project_path: Path, cli_env) -> None:
     write(
-        project / "opencode.toml",
+        project_path / "opencode.toml",
         '[agent.plan.permission.external_directory]\n"~/notes/*" = "allow"\n',
     )
     target = f"{cli_env['HOME']}/notes/today.md"
@@ -104,7 +104,7 @@ def test_check_agent_config_rule_and_home_expansion(run_cli, project: Path, cli_
     assert lines(plan.stdout) == [
         "allow",
         f"rule: external_directory {cli_env['HOME']}/notes/* -> allow"
-        f"  (from agent.plan.permission in {project / 'opencode.toml'}, agent plan)",
+        f"  (from agent.plan.permission in {project_path / 'opencode.toml'}, agent plan)",
     ]
     build = run_cli("permissions", "check", "external_directory", target)
     assert lines(build.stdout)[0] == "ask"
@@ -136,7 +136,7 @@ def test_check_unmatched_permission_falls_to_the_catch_all(run_cli) -> None:
     assert lines(explore.stdout)[0] == "deny"
 
 
-def test_check_json_shape(run_cli, project: Path) -> None:
+def test_check_json_shape(run_cli, project_path: Path) -> None:
     result = run_cli("permissions", "check", "read", ".env", "--json")
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {
@@ -146,7 +146,7 @@ def test_check_json_shape(run_cli, project: Path) -> None:
         "action": "ask",
         "rule": {"permission": "read", "pattern": "*.env", "action": "ask", "source": "defaults"},
     }
-    write(project / "opencode.toml", '[permission]\nwebfetch = "deny"\n')
+    write(project_path / "opencode.toml", '[permission]\nwebfetch = "deny"\n')
     data = json.loads(
         run_cli("permissions", "check", "webfetch", "https://x", "--json", "-a", "general").stdout
     )
@@ -160,7 +160,7 @@ def test_check_json_shape(run_cli, project: Path) -> None:
             "pattern": "*",
             "action": "deny",
             "source": "permission",
-            "file": str(project / "opencode.toml"),
+            "file": str(project_path / "opencode.toml"),
         },
     }
 
@@ -196,9 +196,9 @@ def test_agents_list_builtins(run_cli) -> None:
     assert all(len(row) == 3 and row[2] for row in rows)
 
 
-def test_agents_list_includes_configured_agents(run_cli, project: Path) -> None:
+def test_agents_list_includes_configured_agents(run_cli, project_path: Path) -> None:
     write(
-        project / "opencode.toml",
+        project_path / "opencode.toml",
         "[agent.reviewer]\n"
         'mode = "subagent"\n'
         'description = "Reviews diffs for bugs"\n'
@@ -252,8 +252,8 @@ def test_agents_list_json_builtin_shape(run_cli) -> None:
 
 
 @pytest.mark.parametrize("command", [("agents", "list"), ("permissions", "check", "read", "x")])
-def test_invalid_agent_mode_is_a_clear_error(run_cli, project: Path, command: tuple[str, ...]) -> None:
-    write(project / "opencode.toml", '[agent.reviewer]\nmode = "boss"\n')
+def test_invalid_agent_mode_is_a_clear_error(run_cli, project_path: Path, command: tuple[str, ...]) -> None:
+    write(project_path / "opencode.toml", '[agent.reviewer]\nmode = "boss"\n')
     result = run_cli(*command)
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: agent.reviewer.mode must be primary, subagent or all, not 'boss'"
@@ -362,8 +362,8 @@ def test_refusal_hint_names_the_allow_flag(run_process, secret: Path) -> None:
     assert again.returncode == 0 and "outside words 4711" in again.stdout
 
 
-def test_refusal_hint_for_an_env_file(run_process, project: Path) -> None:
-    write(project / ".env", "TOKEN=abc\n")
+def test_refusal_hint_for_an_env_file(run_process, project_path: Path) -> None:
+    write(project_path / ".env", "TOKEN=abc\n")
     result = run_process("tools", "run", "read", "filePath=.env")
     assert result.returncode == 1 and "TOKEN" not in result.stdout
     assert "--allow 'read=.env'" in result.stderr
@@ -402,20 +402,20 @@ def test_etc_hostname_with_yes_prints_the_file(run_process) -> None:
 
 
 @needs_hostname
-def test_etc_hostname_with_an_allow_rule_in_opencode_toml(run_process, project: Path) -> None:
-    write(project / "opencode.toml", '[permission.external_directory]\n"/etc/*" = "allow"\n')
+def test_etc_hostname_with_an_allow_rule_in_opencode_toml(run_process, project_path: Path) -> None:
+    write(project_path / "opencode.toml", '[permission.external_directory]\n"/etc/*" = "allow"\n')
     result = run_process("tools", "run", "read", f"path={HOSTNAME}")
     assert result.returncode == 0, result.stderr
     assert f"1: {HOSTNAME.read_text().splitlines()[0]}\n" in result.stdout
     assert "permission needed" not in result.stderr
     # a rule for another directory does not help
-    write(project / "opencode.toml", '[permission.external_directory]\n"/usr/*" = "allow"\n')
+    write(project_path / "opencode.toml", '[permission.external_directory]\n"/usr/*" = "allow"\n')
     assert run_process("tools", "run", "read", f"path={HOSTNAME}").returncode == 1
 
 
 @needs_hostname
-def test_etc_hostname_through_a_symlink_in_the_project_is_refused(run_process, project: Path) -> None:
-    (project / "host").symlink_to(HOSTNAME)
+def test_etc_hostname_through_a_symlink_in_the_project_is_refused(run_process, project_path: Path) -> None:
+    (project_path / "host").symlink_to(HOSTNAME)
     result = run_process("tools", "run", "read", "filePath=host")
     assert result.returncode == 1 and result.stdout == ""
     assert "--allow 'external_directory=/etc/*'" in result.stderr

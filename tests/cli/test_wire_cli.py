@@ -30,13 +30,13 @@ def default(level: Literal[1, 2, 3] = Field(1, description="How loud")) -> str:
 
 
 @pytest.fixture
-def project(cli_env) -> Path:
+def project_path(cli_env) -> Path:
     return Path(cli_env["project"])
 
 
 @pytest.fixture
-def level_tool(project: Path) -> Path:
-    path = project / ".opencode" / "tool" / "volume.py"
+def level_tool(project_path: Path) -> Path:
+    path = project_path / ".opencode" / "tool" / "volume.py"
     path.parent.mkdir(parents=True)
     path.write_text(LEVEL_TOOL)
     return path
@@ -152,8 +152,8 @@ def test_schema_respects_the_agent(run_cli) -> None:
     assert "read" in explore
 
 
-def test_schema_uses_the_configured_model(run_cli, project: Path) -> None:
-    (project / "opencode.toml").write_text('model = "openai/gpt-5"\n')
+def test_schema_uses_the_configured_model(run_cli, project_path: Path) -> None:
+    (project_path / "opencode.toml").write_text('model = "openai/gpt-5"\n')
 
     assert "apply_patch" in functions(run_cli("tools", "schema"))
 

@@ -46,13 +46,13 @@ def tool_names(request: dict[str, Any]) -> list[str]:
 
 
 @pytest.fixture
-def project(local_project: Callable[..., Project], project_dir: Path) -> Project:
+def notes_project(local_project: Callable[..., Project], project_dir: Path) -> Project:
     (project_dir / "notes.txt").write_text("one\ntwo\n")
     return local_project()
 
 
 def test_read_then_edit_then_answer(
-    project: Project, scripted_model: ScriptedModel, project_dir: Path
+    notes_project: Project, scripted_model: ScriptedModel, project_dir: Path
 ) -> None:
     scripted_model.script(
         [
@@ -63,7 +63,7 @@ def test_read_then_edit_then_answer(
     )
 
     async def main() -> Any:
-        async with project, project.session(prompt=yes) as session:
+        async with notes_project, notes_project.session(prompt=yes) as session:
             result = await session.run("Replace two by three in notes.txt")
             return session, result, render(session.resolve(), "openai")
 
@@ -81,7 +81,7 @@ def test_read_then_edit_then_answer(
     assert roles == ["user", "assistant", "assistant", "assistant"]
 
 
-def test_parallel_calls_and_a_malformed_one(project: Project, scripted_model: ScriptedModel) -> None:
+def test_parallel_calls_and_a_malformed_one(notes_project: Project, scripted_model: ScriptedModel) -> None:
     broken = {"id": "c3", "name": "read", "arguments": '{"filePath": '}
     scripted_model.script(
         [
@@ -98,7 +98,7 @@ def test_parallel_calls_and_a_malformed_one(project: Project, scripted_model: Sc
     )
 
     async def main() -> Any:
-        async with project, project.session(prompt=yes) as session:
+        async with notes_project, notes_project.session(prompt=yes) as session:
             return await session.run("look"), session
 
     result, session = run(main())
@@ -136,11 +136,11 @@ def test_the_step_limit_asks_for_an_answer_without_tools(
     assert "tools" not in last and last["messages"][-1] == {"role": "user", "content": STEP_LIMIT_NOTE}
 
 
-def test_model_failures_are_one_line(project: Project, scripted_model: ScriptedModel) -> None:
+def test_model_failures_are_one_line(notes_project: Project, scripted_model: ScriptedModel) -> None:
     scripted_model.script([{"status": 401, "body": {"error": {"message": "bad key"}}}])
 
     async def main() -> None:
-        async with project, project.session(prompt=yes) as session:
+        async with notes_project, notes_project.session(prompt=yes) as session:
             await session.run("hi")
 
     with pytest.raises(ModelError) as failed:
@@ -148,12 +148,15 @@ def test_model_failures_are_one_line(project: Project, scripted_model: ScriptedM
     assert str(failed.value) == "local: 401 Unauthorized: bad key"
 
 
-def test_an_abort_mid_stream_keeps_the_session(project: Project, scripted_model: ScriptedModel) -> None:
+def test_an_abort_mid_stream_keeps_the_session(notes_project: Project, scripted_model: ScriptedModel) -> None:
     scripted_model.script([{"text": "a long answer that takes its time", "split": 8, "pause": 0.5}])
 
     async def main() -> Any:
         abort = AbortSignal()
-        async with project, project.session(prompt=yes, remember=True, id="ses_aborted") as session:
+        async with (
+            notes_project,
+            notes_project.session(prompt=yes, remember=True, id="ses_aborted") as session,
+        ):
             task = asyncio.create_task(session.run("hi", abort=abort))
             await asyncio.sleep(1.2)
             abort.abort()
@@ -162,13 +165,13 @@ def test_an_abort_mid_stream_keeps_the_session(project: Project, scripted_model:
             return session
 
     session = run(main())
-    resumed = project.resume("ses_aborted")
+    resumed = notes_project.resume("ses_aborted")
     assert [m.role for m in resumed.messages] == [m.role for m in session.messages][: len(resumed.messages)]
     assert resumed.messages[0].text == "hi"
 
 
 def test_task_runs_a_subagent_with_its_own_tools_and_rules(
-    project: Project, scripted_model: ScriptedModel
+    notes_project: Project, scripted_model: ScriptedModel
 ) -> None:
     scripted_model.script(
         [
@@ -188,8 +191,8 @@ def test_task_runs_a_subagent_with_its_own_tools_and_rules(
 
     async def main() -> Any:
         async with (
-            project,
-            project.session(prompt=yes, on_metadata=lambda t, m: progress.append((t, m))) as session,
+            notes_project,
+            notes_project.session(prompt=yes, on_metadata=lambda t, m: progress.append((t, m))) as session,
         ):
             return await session.run("Ask an explorer"), session
 
@@ -274,7 +277,7 @@ def opencode(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.C
 
 
 def test_opencode_run_streams_the_answer_and_shows_tool_calls(
-    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+    notes_project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
 ) -> None:
     scripted_model.script(
         [
@@ -291,7 +294,7 @@ def test_opencode_run_streams_the_answer_and_shows_tool_calls(
 
 
 def test_opencode_run_json_events_and_failures(
-    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+    notes_project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
 ) -> None:
     scripted_model.script([{"tool_calls": [call("c1", "glob", pattern="*.txt")]}, {"text": "ok"}])
     done = opencode(project_dir, env, "run", "list", "--json")
@@ -313,7 +316,7 @@ def test_opencode_run_json_events_and_failures(
 
 
 def test_opencode_run_ctrl_c_aborts_and_keeps_the_session(
-    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+    notes_project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
 ) -> None:
     import signal
     import time
@@ -333,7 +336,7 @@ def test_opencode_run_ctrl_c_aborts_and_keeps_the_session(
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
-    kept = project.resume("ses_keep")
+    kept = notes_project.resume("ses_keep")
     assert kept.messages[0].text == "tell me"
 
 

@@ -1,4 +1,5 @@
-"""Fixtures shared by the tool tests (the generic ones, ``make_project``, ``env``…, are in tests/conftest.py).
+"""Fixtures shared by the tool tests (the generic ones, ``project``, ``make_project``, ``env``…, are in
+tests/conftest.py).
 
 The helper classes (``Recorder``, ``Harness``, ``Asker``) are in ``_harness.py``; each test file builds its
 own ``harness`` fixture from ``Harness`` for the tool it tests.
@@ -8,18 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _local_http import LocalServer
 
 from opencode_cli import Project
-
-
-@pytest.fixture
-def project(make_project: Any) -> Project:
-    """A git project (``project_dir`` holds ``.git``) with an isolated HOME and XDG dirs."""
-    return make_project()
 
 
 @pytest.fixture

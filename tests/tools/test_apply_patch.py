@@ -672,19 +672,35 @@ def test_file_deleted_during_the_ask(harness: Harness, root: Path) -> None:
     assert message == f"apply_patch verification failed: ENOENT: no such file or directory, open '{target}'"
 
 
-def test_waits_for_the_edit_lock(harness: Harness, root: Path) -> None:
+def test_waits_for_the_edit_lock(harness: Harness, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The patch is started while the test holds the file's edit lock; once the patch has been refused the
+    # lock (seen at the flock system call), it must not have written, nor finished, until the lock is let go.
+    import fcntl
+
     target = root / "locked.txt"
     target.write_text("a\n")
+    refused = asyncio.Event()
+    flock = fcntl.flock
+
+    def watched_flock(descriptor: int, operation: int) -> None:
+        try:
+            flock(descriptor, operation)
+        except BlockingIOError:
+            refused.set()
+            raise
+
+    monkeypatch.setattr(fcntl, "flock", watched_flock)
 
     async def scenario() -> None:
         async with file_lock(target):
             task = asyncio.ensure_future(
                 harness.run_async(patch("*** Update File: locked.txt", "@@", "-a", "+b"))
             )
-            await asyncio.sleep(0.3)
+            await refused.wait()
             assert not task.done()
             assert target.read_text() == "a\n"
-        await asyncio.wait_for(task, 5)
+        result = await task
+        assert result.output == "Success. Updated the following files:\nM locked.txt"
         assert target.read_text() == "b\n"
 
     asyncio.run(scenario())
@@ -767,4 +783,15 @@ def test_add_then_delete_leaves_the_tree_unchanged(
 def test_metadata_is_json(harness: Harness, root: Path) -> None:
     (root / "m.txt").write_text("m\n")
     result = harness.run(patch("*** Update File: m.txt", "@@", "-m", "+n"))
-    json.dumps(result.as_dict())
+    shown = result.as_dict()
+    assert json.loads(json.dumps(shown)) == shown  # plain JSON: nothing is lost or stringified on the way
+    (entry,) = shown["metadata"]["files"]
+    assert (entry["type"], entry["relativePath"], entry["filePath"]) == (
+        "update",
+        "m.txt",
+        str(root / "m.txt"),
+    )
+    assert (entry["additions"], entry["deletions"]) == (1, 1)
+    assert "-m\n+n" in entry["patch"]
+    assert shown["metadata"]["diff"] == entry["patch"] + "\n"
+    assert shown["metadata"]["diagnostics"] == {}

@@ -16,7 +16,7 @@ PLAN_MODE = {"OPENCODE_EXPERIMENTAL_PLAN_MODE": "1"}
 
 
 @pytest.fixture
-def project(make_project: Any) -> Project:
+def plan_project(make_project: Any) -> Project:
     return make_project(extra_env=PLAN_MODE)
 
 
@@ -65,12 +65,12 @@ def test_plan_mode_off_explicitly_wins_over_experimental(make_project: Any) -> N
 
 
 @pytest.mark.parametrize(("agent", "offered"), [("plan", True), ("build", False), ("general", False)])
-def test_allowed_only_for_the_plan_agent(project: Project, agent: str, offered: bool) -> None:
-    assert ("plan_exit" in [d.id for d in project.tools(agent=agent)]) is offered
+def test_allowed_only_for_the_plan_agent(plan_project: Project, agent: str, offered: bool) -> None:
+    assert ("plan_exit" in [d.id for d in plan_project.tools(agent=agent)]) is offered
 
 
-def test_takes_no_arguments(project: Project) -> None:
-    tool = project.registry.get("plan_exit").tool.load()
+def test_takes_no_arguments(plan_project: Project) -> None:
+    tool = plan_project.registry.get("plan_exit").tool.load()
     tool.validate({})
     tool.validate({"anything": 1})  # unknown keys are dropped
     schema = tool.schema()
@@ -82,9 +82,9 @@ def test_takes_no_arguments(project: Project) -> None:
 # -- the question ------------------------------------------------------------------------------------------
 
 
-def test_asks_to_switch_to_the_build_agent(project: Project) -> None:
+def test_asks_to_switch_to_the_build_agent(plan_project: Project) -> None:
     asker = Asker([["Yes"]])
-    _, session = run(project, asker)
+    _, session = run(plan_project, asker)
     [[question]] = asker.seen
     assert question == {
         "question": (
@@ -101,8 +101,8 @@ def test_asks_to_switch_to_the_build_agent(project: Project) -> None:
     }
 
 
-def test_yes_switches_to_build(project: Project) -> None:
-    result, session = run(project, Asker([["Yes"]]))
+def test_yes_switches_to_build(plan_project: Project) -> None:
+    result, session = run(plan_project, Asker([["Yes"]]))
     assert result.output == "User approved switching to build agent. Wait for further instructions."
     assert result.title == "Switching to build agent"
     assert result.metadata == {"truncated": False}
@@ -116,8 +116,8 @@ def test_yes_switches_to_build(project: Project) -> None:
 
 
 @pytest.mark.parametrize("answer", [[["No"]], [[]], None])
-def test_no_or_nothing_is_a_dismissal(project: Project, answer: Any) -> None:
-    session = project.session("plan", extra={"question": Asker(answer)})
+def test_no_or_nothing_is_a_dismissal(plan_project: Project, answer: Any) -> None:
+    session = plan_project.session("plan", extra={"question": Asker(answer)})
     import asyncio
 
     with pytest.raises(ToolError) as caught:
@@ -126,11 +126,11 @@ def test_no_or_nothing_is_a_dismissal(project: Project, answer: Any) -> None:
     assert [message.role for message in session.messages] == ["assistant"]  # the failed call alone
 
 
-def test_without_an_asker_it_fails(project: Project) -> None:
+def test_without_an_asker_it_fails(plan_project: Project) -> None:
     import asyncio
 
     with pytest.raises(ToolError, match="cannot be asked"):
-        asyncio.run(project.session("plan").execute("plan_exit", {}))
+        asyncio.run(plan_project.session("plan").execute("plan_exit", {}))
 
 
 def test_outside_git_the_plan_lives_in_the_data_directory(
@@ -145,7 +145,7 @@ def test_outside_git_the_plan_lives_in_the_data_directory(
     assert asker.seen[0][0]["question"].startswith(f"Plan at {plan} is complete.")
 
 
-def test_the_host_may_name_the_plan_file(project: Project, project_dir: Path) -> None:
+def test_the_host_may_name_the_plan_file(plan_project: Project, project_dir: Path) -> None:
     asker = Asker([["Yes"]])
-    run(project, asker, extra={"plan_path": "docs/plan.md"})
+    run(plan_project, asker, extra={"plan_path": "docs/plan.md"})
     assert asker.seen[0][0]["question"].startswith("Plan at docs/plan.md is complete.")

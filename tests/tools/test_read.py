@@ -562,20 +562,35 @@ def test_reading_the_instruction_file_itself(project: Project, root: Path) -> No
     assert "system-reminder" not in result.output
 
 
-def test_instructions_already_reported_are_skipped(harness: Harness, root: Path) -> None:
+def test_instructions_already_reported_are_skipped(project: Project, root: Path) -> None:
+    # A real conversation: the instructions come once, with the first read near them; a second read in the
+    # same reply and a read in a later reply (the transcript shows they were given) do not repeat them.
+    from opencode_cli.session import ToolCall
+
     (root / "sub").mkdir()
     agents = root / "sub" / "AGENTS.md"
     agents.write_text("be kind")
-    (root / "sub" / "x.txt").write_text("x")
-    earlier = [
-        {"parts": [{"type": "tool", "state": {"status": "completed", "metadata": {"loaded": [str(agents)]}}}]}
-    ]
-    result = harness.run({"filePath": "sub/x.txt"}, messages=earlier, message_id="msg_a")
-    assert result.metadata["loaded"] == []
-    fresh = harness.run({"filePath": "sub/x.txt"}, message_id="msg_b")
-    assert fresh.metadata["loaded"] == [str(agents)]
-    again = harness.run({"filePath": "sub/x.txt"}, message_id="msg_b")
-    assert again.metadata["loaded"] == []
+    for name in ("x", "y", "z"):
+        (root / "sub" / f"{name}.txt").write_text(name)
+
+    async def conversation() -> tuple[Any, ...]:
+        async with project.session(prompt=Recorder()) as session:
+            session.user("look at x and y")
+            first = await session.dispatch(ToolCall("read", {"filePath": "sub/x.txt"}))
+            same_reply = await session.dispatch(ToolCall("read", {"filePath": "sub/y.txt"}))
+            session.user("and z")
+            later_reply = await session.dispatch(ToolCall("read", {"filePath": "sub/z.txt"}))
+            roles = [message.role for message in session.messages]
+            return first, same_reply, later_reply, roles
+
+    first, same_reply, later_reply, roles = project.portal.call(conversation)
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert first.metadata["loaded"] == [str(agents)]
+    assert f"Instructions from: {agents}\nbe kind" in first.text
+    for repeat in (same_reply, later_reply):
+        assert repeat.status == "completed"
+        assert repeat.metadata["loaded"] == []
+        assert "be kind" not in repeat.text and "system-reminder" not in repeat.text
 
 
 def test_claude_md_can_be_disabled(project: Project, root: Path) -> None:

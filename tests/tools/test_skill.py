@@ -187,11 +187,20 @@ def test_skill_permission_rules_apply_to_the_name(make_project: Any, root: Path,
     assert run(project, "open").title == "Loaded skill: open"
 
 
-def test_skills_without_a_description_load_but_are_not_listed(project: Project, root: Path) -> None:
-    skill_file(root / ".opencode" / "skill" / "quiet", "quiet", None, "Quiet body")
-    assert "quiet" in names(project)
+def test_skills_without_a_description_are_warned_about_and_not_loadable(
+    project: Project, root: Path, warnings: Any
+) -> None:
+    # Deliberate difference from upstream, which loads such a skill by name though it never lists it: the
+    # description tells the model that only the listed skills can be loaded, and so it is.
+    path = skill_file(root / ".opencode" / "skill" / "quiet", "quiet", None, "Quiet body")
+    assert "quiet" not in names(project)
     assert "<name>quiet</name>" not in project.registry.get("skill").tool.description
-    assert "Quiet body" in run(project, "quiet").output
+    with pytest.raises(ToolError, match=r'Skill "quiet" not found. Available skills: customize-opencode$'):
+        run(project, "quiet")
+    assert list(warnings) == [
+        f'skill skipped: {path}: front matter field "description" is missing (when to use the skill, a '
+        "string); without it the skill is not listed for the model, so it cannot be loaded"
+    ]
 
 
 def test_tool_built_without_a_project_finds_skills_from_the_context(root: Path, env: dict[str, str]) -> None:
@@ -346,6 +355,8 @@ def test_skill_directories_are_allowed_outside_the_project(
         ("---\nname: true\n---\n", 'field "name" must be a string, not a boolean'),
         ("---\nname: [a, b]\n---\n", 'field "name" must be a string, not a list'),
         ("---\nname: '  '\n---\n", 'field "name" is empty'),
+        ("---\nname: x\n---\n", 'field "description" is missing (when to use the skill, a string)'),
+        ("---\nname: x\ndescription: ''\n---\n", 'field "description" is empty'),
         ("---\nname: x\ndescription:\n---\n", 'field "description" must be a string, not empty'),
         ("---\nname: x\ndescription: 3.5\n---\n", 'field "description" must be a string, not a number'),
         ("---\nname: x\nname: y\n---\n", "line 3: the key 'name' appears twice"),
@@ -485,7 +496,7 @@ def test_single_quoted_values_round_trip(value: str) -> None:
 
 @given(st.text(alphabet=st.characters(exclude_characters="\n\r"), min_size=1))
 def test_a_skill_name_is_read_back_from_its_file(value: str) -> None:
-    text = "---\nname: " + json.dumps(value, ensure_ascii=False) + "\n---\nbody\n"
+    text = "---\nname: " + json.dumps(value, ensure_ascii=False) + "\ndescription: d\n---\nbody\n"
     if value.strip():
         skill = parse(text, "/s/SKILL.md")
         assert (skill.name, skill.content) == (value.strip(), "body\n")
