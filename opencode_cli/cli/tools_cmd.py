@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from ..errors import InvalidArgumentsError
+from ..live import added_output
 from .common import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
@@ -235,22 +236,13 @@ def _progress_printer() -> Any:
     def show(title: str | None, metadata: dict[str, Any] | None) -> None:
         output = (metadata or {}).get("output")
         if isinstance(output, str):
-            sys.stderr.write(_added(shown[0], output))
+            sys.stderr.write(added_output(shown[0], output))
             shown[0] = output
         elif title:
             sys.stderr.write(f"\r\x1b[2K… {title}")
         sys.stderr.flush()
 
     return show
-
-
-def _added(before: str, after: str) -> str:
-    """What a live ``output`` adds to the one shown before (a preview keeping only its tail slides)."""
-    if after.startswith(before):
-        return after[len(before) :]
-    probe = before[-256:]
-    at = after.find(probe) if probe else -1
-    return after[at + len(probe) :] if at >= 0 else after
 
 
 def run_tool(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from opencode_cli.cli.tools_cmd import _added
+from opencode_cli.live import added_output
 
 
 def test_echo_prints_the_output(run_process: Callable[..., Any]) -> None:
@@ -76,4 +76,4 @@ def test_live_output_on_a_terminal(cli_env: dict[str, str]) -> None:
     ],
 )
 def test_progress_printer_prints_what_was_added(before: str, after: str, added: str) -> None:
-    assert _added(before, after) == added
+    assert added_output(before, after) == added

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...context import PermissionRequest
+from ...live import added_output
 from ...loops import running_loop
 
 #: The call running in the current task (``None`` outside a ``tools/call``).
@@ -46,7 +47,7 @@ class Call:
         notification (the SDK sends nothing when the client asked for no progress)."""
         output = (metadata or {}).get("output")
         if isinstance(output, str):
-            message, self._shown = _added(self._shown, output), output
+            message, self._shown = added_output(self._shown, output), output
         else:
             message = title or ""
         if not message:
@@ -88,12 +89,3 @@ def forward_metadata(title: str | None, metadata: dict[str, Any] | None) -> None
     call = CURRENT.get()
     if call is not None:
         call.metadata(title, metadata)
-
-
-def _added(before: str, after: str) -> str:
-    """What a live ``output`` adds to the one reported before (a preview keeping only its tail slides)."""
-    if after.startswith(before):
-        return after[len(before) :]
-    probe = before[-256:]
-    at = after.find(probe) if probe else -1
-    return after[at + len(probe) :] if at >= 0 else after
