@@ -25,11 +25,11 @@ def test_the_recorded_schema_is_the_live_one(tool_id: str) -> None:
     assert table[tool_id]["schema"] == _record.live_schema(tool_id)
 
 
-def test_every_builtin_but_task_is_recorded(make_project: Callable[..., Project]) -> None:
+def test_every_builtin_is_recorded(make_project: Callable[..., Project]) -> None:
     registered = [
         entry.id for entry in make_project().registry.entries.values() if entry.tool.source.kind == "builtin"
     ]
-    assert sorted(set(registered) - {"task"} - set(_schemas.RECORDED)) == []
+    assert sorted(set(registered) - set(_schemas.RECORDED)) == []
 
 
 def test_a_changed_source_is_read_live(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,7 +65,7 @@ def test_schema_and_inspect_import_no_tool_module(cli_env: dict[str, str]) -> No
         for name in modules
         if name.startswith("opencode_cli.tools.") and not name.split(".")[-1].startswith("_")
     ]
-    assert loaded == ["opencode_cli.tools.task"]  # task's schema depends on the flags: built live
+    assert loaded == []
 
 
 def test_recorded_schemas_keep_the_key_order() -> None:

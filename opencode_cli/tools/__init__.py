@@ -84,7 +84,15 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     register(_builtin("grep"))
     register(_builtin("edit"))
     register(_builtin("write"))
-    register(define("task", _task_init(flags), description=_task_describer(flags)))
+    task_variant = "task@background" if flags.experimental_background_subagents else "task"
+    register(
+        define(
+            "task",
+            _task_init(flags),
+            description=_task_describer(flags),
+            schema=_schemas.recorded(task_variant),
+        )
+    )
     register(_builtin("webfetch"))
     register(_builtin("todowrite"))
     register(

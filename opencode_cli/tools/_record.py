@@ -11,14 +11,20 @@ import importlib
 import json
 from typing import Any
 
-from ._schemas import FILE, RECORDED, source_digest
+from ._schemas import FILE, RECORDED, module_of, source_digest
 
 
 def live_schema(tool_id: str) -> dict[str, Any]:
     """The schema of the built tool (imports its module)."""
     from ..contract import Tool
 
-    built = importlib.import_module(f"opencode_cli.tools.{tool_id}").init()
+    module = importlib.import_module(f"opencode_cli.tools.{module_of(tool_id)}")
+    if module_of(tool_id) == "task":
+        from ..flags import Flags
+
+        built = module.init(Flags(experimental_background_subagents=tool_id == "task@background"))
+    else:
+        built = module.init()
     tool = Tool(tool_id, "", parameters=built.get("parameters"), json_schema=built.get("json_schema"))
     return tool.schema()
 

@@ -23,7 +23,8 @@ from typing import Any
 HERE = Path(__file__).parent
 FILE = HERE / "schemas.json"
 
-#: The built-ins whose schema does not depend on flags or the project (``task``'s does: not recorded).
+#: The recorded built-ins. ``task``'s parameters depend on the background-subagents flag: it is recorded
+#: twice, as ``task`` (flag off) and ``task@background`` (flag on).
 RECORDED = (
     "invalid",
     "question",
@@ -40,6 +41,8 @@ RECORDED = (
     "apply_patch",
     "plan_exit",
     "lsp",
+    "task",
+    "task@background",
 )
 
 _lock = threading.Lock()
@@ -47,9 +50,14 @@ _table: dict[str, Any] | None = None
 _fresh: dict[str, bool] = {}
 
 
+def module_of(tool_id: str) -> str:
+    """The module a recorded entry is made from (``task@background``: ``task``)."""
+    return tool_id.partition("@")[0]
+
+
 def source_digest(tool_id: str) -> str:
     """The SHA-256 of what the schema is made from: the tool module's source and the schema normaliser's."""
-    digest = hashlib.sha256((HERE / f"{tool_id}.py").read_bytes())
+    digest = hashlib.sha256((HERE / f"{module_of(tool_id)}.py").read_bytes())
     digest.update((HERE.parent / "schema.py").read_bytes())
     return digest.hexdigest()
 
