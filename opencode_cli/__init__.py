@@ -35,6 +35,7 @@ _EXPORTS = {
     "ToolCall": "opencode_cli.session",
     "ToolPart": "opencode_cli.session",
     "Decision": "opencode_cli.session",
+    "Prompt": "opencode_cli.session",
     "WireTool": "opencode_cli.session",
     "Rule": "opencode_cli.permission",
     "MetadataSink": "opencode_cli.context",
@@ -81,7 +82,7 @@ if TYPE_CHECKING:
     from .permission import PermissionService, Rule
     from .project import Project
     from .services import Service
-    from .session import Decision, Session, ToolCall, ToolPart, WireTool
+    from .session import Decision, Prompt, Session, ToolCall, ToolPart, WireTool
     from .sources import Source
     from .tools._question import Asker as QuestionAsker
     from .watch import ChangeReport, Watcher
