@@ -81,6 +81,15 @@ class Config:
             node = node[part]
         return node
 
+    def boolean(self, dotted: str, default: bool = False) -> bool:
+        """A boolean setting (``default`` when unset); anything else is a :class:`ConfigError`."""
+        value = self.get(dotted)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(f"{dotted} must be true or false, not {value!r}")
+        return value
+
     def positive_int(self, dotted: str) -> int | None:
         """A positive integer setting, or ``None`` when unset; anything else is a :class:`ConfigError`."""
         value = self.get(dotted)

@@ -78,6 +78,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     register(define("websearch", "opencode_cli.tools.websearch:init", description=_websearch_prompt.describe))
     register(define("skill", _skill_init(project), description=_skill_prompt.describer(project)))
     register(_builtin("apply_patch"))
+    register(_builtin("execute"))
     register(_builtin("plan_exit"))
 
 
