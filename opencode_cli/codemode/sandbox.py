@@ -232,22 +232,25 @@ class Sandbox(Service):
                 state.stop(_timed_out(limits))
             if abort is not None and abort.aborted:
                 state.stop(Cancelled())
-            if not drive.done():
+            if not drive.done():  # stopped: its worker is killed, so the step in flight ends at once
                 state.stop(state.stopped or Cancelled())
                 drive.cancel()
             with contextlib.suppress(BaseException):
                 await drive
-            await driver.settle()
             if state.stopped is not None:
                 raise state.stopped
             return drive.result()
         except (ScriptError, LimitExceeded, Cancelled) as error:
             error.logs = "".join(state.logs)  # type: ignore[attr-defined]
             raise
-        finally:
+        finally:  # also when the caller is cancelled: nothing of the script goes on
             for watcher in watchers:
                 watcher.cancel()
+            if not drive.done():
+                state.stop(state.stopped or Cancelled())
+                drive.cancel()
             driver.cancel_calls()
+            await driver.settle()
             await asyncio.to_thread(_leave, session)
 
 
@@ -303,6 +306,8 @@ class _Driver:
         self._step = loop.run_in_executor(None, lambda: function(*args, **kwargs))
         try:
             return await asyncio.shield(self._step)
+        except asyncio.CancelledError:
+            raise
         except BaseException as error:
             _translate(error, self.state)
             raise

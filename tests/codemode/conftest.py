@@ -1,40 +1,15 @@
-"""Fixtures of the code-mode tests: a project with the demo MCP server (``tests/mcp/servers``) and code mode
-on, and a helper that runs ``execute`` in a session of it."""
+"""Fixtures of the code-mode tests (helpers are in ``_codemode.py``)."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-import tomli_w
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mcp"))
-
-from _mcp_servers import DEMO_SERVER
-
-CODE_MODE = {"OPENCODE_EXPERIMENTAL_CODE_MODE": "1"}
-
-
-def write_config(project_dir: Path, **extra: Any) -> None:
-    """The demo server over stdio as ``[mcp.demo]``, plus ``extra`` top-level tables."""
-    config = {"mcp": {"demo": {"type": "local", "command": [sys.executable, str(DEMO_SERVER), "stdio"]}}}
-    (project_dir / "opencode.toml").write_text(tomli_w.dumps({**config, **extra}))
+from _codemode import write_config
 
 
 @pytest.fixture
 def demo(project_dir: Path) -> Path:
-    """The project directory, configured with the demo server."""
+    """The project directory, configured with the demo MCP server."""
     write_config(project_dir)
     return project_dir
-
-
-def run(coroutine: Any, timeout: float = 90) -> Any:
-    """Run ``coroutine`` on a fresh loop, bounded."""
-    return asyncio.run(asyncio.wait_for(coroutine, timeout))
-
-
-Factory = Callable[..., Any]

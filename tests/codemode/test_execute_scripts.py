@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from _codemode import CODE_MODE, run, write_config
 from _processes import wait_gone
-from conftest import CODE_MODE, run, write_config
 
 from opencode_cli import hookimpl
 from opencode_cli.context import AbortSignal

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import CODE_MODE
+from _codemode import CODE_MODE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

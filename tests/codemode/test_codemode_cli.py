@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _codemode import CODE_MODE, write_config
 from _processes import alive
-
-CODE_MODE = {"OPENCODE_EXPERIMENTAL_CODE_MODE": "1"}
 
 LIST_AND_MODULES = (
     "import sys\n"
@@ -70,7 +69,9 @@ def _cli(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.Compl
 
 def test_tools_run_execute_exit_codes_and_no_worker_left(demo: Path, env: dict[str, str]) -> None:
     env = _env(env, **CODE_MODE)
-    code = "texts = await asyncio.gather(tools.demo.echo(text='a'), tools.demo.echo(text='b'))\n'+'.join(texts)"
+    code = (
+        "texts = await asyncio.gather(tools.demo.echo(text='a'), tools.demo.echo(text='b'))\n'+'.join(texts)"
+    )
     ran = _cli(demo, env, "tools", "run", "execute", f"code={code}", "--yes", "--json")
     failed = _cli(demo, env, "tools", "run", "execute", "code=1/0", "--yes")
     usage = _cli(demo, env, "tools", "run", "execute", "--yes")
@@ -86,8 +87,6 @@ def test_tools_run_execute_exit_codes_and_no_worker_left(demo: Path, env: dict[s
 
 
 def test_a_bad_limit_is_a_clear_error(project_dir: Path, env: dict[str, str]) -> None:
-    from conftest import write_config
-
     write_config(project_dir, experimental={"code_mode_limits": {"seconds": "soon"}})
     done = _cli(project_dir, _env(env, **CODE_MODE), "tools", "run", "execute", "code=1", "--yes")
 
