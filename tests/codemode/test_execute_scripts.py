@@ -324,3 +324,15 @@ def _worker_pids() -> list[int]:
         if parent == os.getpid() and b"monty" in cmdline:
             found.append(int(entry))
     return found
+
+
+def test_gathered_calls_run_at_once(make_project: Any, demo: Path) -> None:
+    project = make_project(extra_env=CODE_MODE)
+    seen: list[dict[str, Any]] = []
+    code = "await asyncio.gather(*(tools.demo.slow(seconds=0.5) for _ in range(3)))"
+    [part] = run(scripts(project, code, on_metadata=lambda title, metadata: seen.append(metadata or {})))
+
+    assert part.status == "completed" and json.loads(part.output) == ["done"] * 3
+    # all three were running together before the first one ended
+    running = [sum(c["status"] == "running" for c in m.get("toolCalls", [])) for m in seen]
+    assert max(running) == 3
