@@ -396,7 +396,8 @@ class Project:
                 ModelRef.coerce(model),
                 self.flags,
                 task_agents=describe_task(chosen, generation.agents),
-                code_mode_builtins=generation.config.boolean("experimental.code_mode_builtins"),
+                code_mode_builtins=self.flags.experimental_code_mode
+                and generation.config.boolean("experimental.code_mode_builtins"),
             ),
             merge(chosen.permission, list(rules)),
             config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,
