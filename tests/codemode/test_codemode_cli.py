@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _codemode import CODE_MODE, write_config
-from _processes import alive
+from _processes import alive, wait_gone
 
 LIST_AND_MODULES = (
     "import sys\n"
@@ -109,3 +111,38 @@ def _processes_in(cwd: Path, name: bytes) -> list[int]:
             continue
         found.append(int(entry))
     return found
+
+
+@pytest.mark.slow
+def test_a_sandbox_worker_dies_with_us_when_we_are_killed(demo: Path, env: dict[str, str]) -> None:
+    script = Path(sys.executable).parent / "opencode"
+    code = "code=await tools.demo.slow(seconds=60)"
+    process = subprocess.Popen(
+        [str(script), "tools", "run", "execute", code, "--yes"],
+        cwd=demo,
+        env=_env(env, **CODE_MODE),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while not workers and time.monotonic() < deadline and process.poll() is None:
+            workers = [pid for pid in _processes_in(demo, b"monty") if _parent(pid) == process.pid]
+            time.sleep(0.1)
+        assert workers, "the script's sandbox worker never started"
+        process.kill()
+        process.wait(10)
+        assert all(wait_gone(pid, 10) for pid in workers)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
