@@ -21,7 +21,7 @@ import json
 import keyword
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,7 +48,9 @@ class Binding:
     returns_json: bool
     """The tool declares an output schema: its text result is decoded as JSON."""
     signature: str
+    """The line the catalogue shows: ``tools.weather.current(city: str, days: int = 1) -> str``."""
     description: str
+    """The tool's description, then a line per described parameter."""
 
     @property
     def path(self) -> str:
@@ -291,20 +293,40 @@ def unique(bindings: Iterable[Binding]) -> list[Binding]:
         taken.add(f"{binding.namespace}.{name}")
         if name != binding.name:
             signature = binding.signature.replace(binding.path + "(", f"tools.{binding.namespace}.{name}(", 1)
-            binding = Binding(**{**binding.__dict__, "name": name, "signature": signature})
+            binding = replace(binding, name=name, signature=signature)
         found.append(binding)
     return found
 
 
-def catalogue(bindings: Iterable[Binding]) -> str:
+#: The size (characters) the catalogue keeps to: past it, descriptions shrink to their first line, and then
+#: the last tools are only named (a large tool set gives a partial catalogue; every tool stays callable).
+BUDGET = 24_000
+
+
+def _entry(binding: Binding, full: bool) -> str:
+    lines = binding.description.splitlines() if full else binding.description.splitlines()[:1]
+    return "\n".join([binding.signature, *(f"    {line}" if line else "" for line in lines)])
+
+
+def catalogue(bindings: Iterable[Binding], budget: int = BUDGET) -> str:
     """The text appended to ``execute``'s description: each tool's signature, then its description and
-    parameter notes, indented."""
-    blocks = []
-    for binding in bindings:
-        lines = [binding.signature]
-        lines += [f"    {line}" if line else "" for line in binding.description.splitlines()]
-        blocks.append("\n".join(lines))
-    return "Tools available to the script:\n\n" + "\n\n".join(blocks)
+    parameter notes, indented; within ``budget`` characters (see :data:`BUDGET`)."""
+    bindings = list(bindings)
+    head = "Tools available to the script:\n\n"
+    full = "\n\n".join(_entry(binding, True) for binding in bindings)
+    if len(full) <= budget:
+        return head + full
+    blocks: list[str] = []
+    used = 0
+    for index, binding in enumerate(bindings):
+        block = _entry(binding, False)
+        if used + len(block) > budget:
+            rest = ", ".join(b.path for b in bindings[index:])
+            blocks.append(f"{len(bindings) - index} more tools, not described here: {rest}")
+            break
+        blocks.append(block)
+        used += len(block) + 2
+    return head + "\n\n".join(blocks)
 
 
 #: The namespace of the built-ins a script may call (``[experimental] code_mode_builtins``).

@@ -165,3 +165,15 @@ def test_any_schema_gives_a_signature(schema: dict[str, Any]) -> None:
     assert binding.signature.startswith("tools.s.t(") and binding.signature.count("\n") == 0
     assert python_type(schema)
     json.dumps(binding.params)
+
+
+def test_a_large_tool_set_gives_a_partial_catalogue() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string", "description": "A query."}}}
+    described = "Tool {n}.\n\nLong details of tool {n}."
+    many = [bind(f"s_t{n}", "s", f"t{n}", schema, described.format(n=n)) for n in range(50)]
+
+    full = catalogue(many[:2])
+    assert "Long details of tool 0." in full and "q: A query." in full
+    compact = catalogue(many, budget=1500)
+    assert "Long details" not in compact and "tools.s.t0(q: str | None = None) -> str\n    Tool 0." in compact
+    assert compact.rstrip().endswith("tools.s.t49") and "more tools, not described here: tools.s.t" in compact
