@@ -215,7 +215,7 @@ def hints(error: Exception) -> list[str]:
     found: list[str] = []
     if isinstance(error, LimitExceeded):
         if error.kind == "time":
-            found.append("Make fewer or faster calls; gather independent calls with asyncio.gather.")
+            found.append("Check that every loop ends; gather independent calls with asyncio.gather.")
         elif error.kind == "tool_calls":
             found.append("Call fewer tools per script, or split the work over several execute calls.")
         elif error.kind in ("output", "memory"):
@@ -230,10 +230,10 @@ def hints(error: Exception) -> list[str]:
             "Only some standard modules can be imported (asyncio, json, re, math, datetime…); "
             "there is no file system, network or process access."
         )
-    elif error.type_name in ("PermissionError", "OSError", "FileNotFoundError") and "denied" in error.message:
+    elif error.type_name in ("PermissionError", "OSError", "FileNotFoundError"):
         found.append(
-            "The sandbox has no file system or network; if a tool call was denied, the permission rules "
-            "decided it."
+            "The sandbox has no file system or network: reach them through the tools. A tool call that "
+            "raised PermissionError was refused by the permission rules or the user; catch it to go on."
         )
     elif error.type_name in ("NameError", "AttributeError"):
         found.append("Call tools as `await tools.<server>.<tool>(...)`, as listed in execute's description.")
