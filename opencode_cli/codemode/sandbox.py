@@ -118,11 +118,10 @@ script."""
 
 @dataclass
 class Run:
-    """What a finished script gives: its value, what it printed, and the calls it never awaited."""
+    """What a finished script gives: its value and what it printed."""
 
     value: Any
     logs: str
-    unawaited: int = 0
 
 
 @dataclass
@@ -326,10 +325,9 @@ class _Driver:
     async def run(self, code: str) -> Run:
         await self._feed(PRELUDE)
         value = await self._feed(code)
-        unawaited = len(self.calls)
-        self.cancel_calls()
+        self.cancel_calls()  # calls the script started and never awaited
         self.calls.clear()
-        return Run(value, "".join(self.state.logs), unawaited)
+        return Run(value, "".join(self.state.logs))
 
     async def _feed(self, code: str) -> Any:
         from pydantic_monty import FunctionSnapshot, FutureSnapshot, MontyComplete, NameLookupSnapshot
@@ -386,7 +384,7 @@ class _Driver:
             if task is None or not task.done():
                 continue
             del self.calls[call_id]
-            error = task.exception()
+            error = RuntimeError("the call was cancelled") if task.cancelled() else task.exception()
             results[call_id] = {"exception": error} if error is not None else {"return_value": task.result()}
         return await self._blocking(snapshot.resume, results)
 

@@ -119,7 +119,11 @@ async def run_script(code: str, ctx: ToolContext, limits: Limits | None = None) 
         return ToolResult(CANCELLED, TITLE, calls.metadata(), attachments)
     except (ScriptError, LimitExceeded) as error:
         raise ToolError(_failure(error, getattr(error, "logs", ""))) from None
-    output = render(run.value)
+    try:
+        output = render(run.value)
+    except RecursionError:
+        too_deep = "The script's result is nested too deeply to be shown as JSON."
+        raise ToolError(too_deep + _logs(run.logs)) from None
     if len(output.encode("utf-8", "replace")) > limits.output_kb * 1024:
         raise ToolError(
             f"Execution stopped: the script's result is larger than {limits.output_kb} KB (the output limit)."

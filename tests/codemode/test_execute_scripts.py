@@ -336,3 +336,12 @@ def test_gathered_calls_run_at_once(make_project: Any, demo: Path) -> None:
     # all three were running together before the first one ended
     running = [sum(c["status"] == "running" for c in m.get("toolCalls", [])) for m in seen]
     assert max(running) == 3
+
+
+def test_a_deeply_nested_result_is_a_clear_error(make_project: Any, demo: Path) -> None:
+    project = make_project(extra_env=CODE_MODE)
+    code = "x = []\nfor _ in range(900):\n    x = [x]\nprint('built')\nx"
+    [part] = run(scripts(project, code))
+
+    assert part.status == "error"
+    assert part.error == "The script's result is nested too deeply to be shown as JSON.\n\nLogs:\nbuilt"
