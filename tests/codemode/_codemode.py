@@ -17,9 +17,11 @@ from _mcp_servers import DEMO_SERVER
 CODE_MODE = {"OPENCODE_EXPERIMENTAL_CODE_MODE": "1"}
 
 
-def write_config(project_dir: Path, **extra: Any) -> None:
-    """The demo server over stdio as ``[mcp.demo]``, plus ``extra`` top-level tables."""
-    config = {"mcp": {"demo": {"type": "local", "command": [sys.executable, str(DEMO_SERVER), "stdio"]}}}
+def write_config(project_dir: Path, demo: dict[str, Any] | None = None, **extra: Any) -> None:
+    """The demo server over stdio as ``[mcp.demo]`` (with the keys of ``demo``), plus ``extra`` top-level
+    tables."""
+    server = {"type": "local", "command": [sys.executable, str(DEMO_SERVER), "stdio"], **(demo or {})}
+    config = {"mcp": {"demo": server}}
     (project_dir / "opencode.toml").write_text(tomli_w.dumps({**config, **extra}))
 
 

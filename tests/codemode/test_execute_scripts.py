@@ -345,3 +345,19 @@ def test_a_deeply_nested_result_is_a_clear_error(make_project: Any, demo: Path) 
 
     assert part.status == "error"
     assert part.error == "The script's result is nested too deeply to be shown as JSON.\n\nLogs:\nbuilt"
+
+
+def test_the_server_timeout_bounds_an_inner_call(make_project: Any, project_dir: Path) -> None:
+    write_config(project_dir, demo={"timeout": 3000})  # ms, to start and for each request
+    project = make_project(extra_env=CODE_MODE)
+    code = """
+try:
+    await tools.demo.slow(seconds=30)
+except RuntimeError as error:
+    return "caught: " + str(error)
+"""
+    [part] = run(scripts(project, code))
+
+    assert part.status == "completed", part.error
+    assert part.output.startswith("caught: ") and "timed out" in part.output.lower()
+    assert part.metadata["toolCalls"] == [{"tool": "demo_slow", "status": "error", "input": {"seconds": 30}}]
