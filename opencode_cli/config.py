@@ -146,6 +146,14 @@ class Config:
             value = {} if below else default
         if isinstance(value, Mapping) and below:
             return _fill(value, below)
+
+    def boolean(self, dotted: str, default: bool = False) -> bool:
+        """A boolean setting (``default`` when unset); anything else is a :class:`ConfigError`."""
+        value = self.get(dotted)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(f"{dotted} must be true or false, not {value!r}")
         return value
 
     def positive_int(self, dotted: str) -> int | None:

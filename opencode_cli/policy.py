@@ -13,12 +13,17 @@ first reason that applies, when
    ``tools: {name: false}``;
 4. the request switches it off (a per-prompt ``tools`` map);
 5. the permission rules deny it wholly (:func:`opencode_cli.permission.disabled`).
+
+Code mode (core §3.5 step 2, §6.1 "Code Mode early return"): with ``OPENCODE_EXPERIMENTAL_CODE_MODE`` the
+tools of MCP servers are not offered (the resource tools still are); a script run by ``execute`` calls
+them. :func:`code_mode_tools` is the one list of the MCP tools a script may call: ``execute`` is offered
+only when it is not empty, and its description ends with their catalogue.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .permission import disabled, match
@@ -33,6 +38,12 @@ if TYPE_CHECKING:
 
 #: Why a tool the permission rules deny for every pattern is not offered (core spec §8.4).
 DENIED_WHOLLY = "denied wholly by the agent's permission rules"
+#: Why an MCP tool is not offered in code mode (core spec §6.1).
+CALLED_FROM_CODE = "code mode: called from scripts of the execute tool (OPENCODE_EXPERIMENTAL_CODE_MODE)"
+#: The resource tools of MCP (core spec §6.1): offered in code mode too.
+MCP_RESOURCE_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"})
+#: The built-ins a code-mode script may call with ``[experimental] code_mode_builtins`` (read-only ones).
+CODE_MODE_BUILTINS = ("read", "glob", "grep")
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,10 @@ class Situation:
     model: ModelRef | None
     flags: Flags
     mcp_tools: int = 0
-    """How many MCP tools are connected (code mode offers ``execute`` only when there are some)."""
+    """How many MCP tools a script may call (code mode offers ``execute`` only when there are some);
+    :func:`offered` counts them."""
+    code_mode_builtins: bool = False
+    """``[experimental] code_mode_builtins``: scripts may call read, glob and grep too."""
     task_agents: str = ""
     """The subagents the calling agent may start, appended to ``task``'s description (core §3.6)."""
 
@@ -106,7 +120,7 @@ def _execute(situation: Situation) -> str | None:
     if not situation.flags.experimental_code_mode:
         return "code mode is off (OPENCODE_EXPERIMENTAL_CODE_MODE)"
     if situation.mcp_tools == 0:
-        return "offered only when MCP tools are connected (code mode)"
+        return "offered only when MCP tools are connected and allowed (code mode)"
     return None
 
 
@@ -154,6 +168,54 @@ def rule_reason(entry: ToolEntry, situation: Situation) -> str | None:
     if rule is None or (rule.builtin_only and entry.source.kind != "builtin"):
         return None
     return rule.hide(situation)
+
+
+def is_mcp_tool(entry: ToolEntry) -> bool:
+    """Whether ``entry`` is a tool of an MCP server (the resource tools are not)."""
+    return entry.source.kind == "mcp" and entry.id not in MCP_RESOURCE_TOOLS
+
+
+def _callable(entry: ToolEntry, denied: Iterable[str], config_switches: Mapping[str, Any] | None) -> bool:
+    return (
+        entry.gate is None
+        and entry.id not in denied
+        and not (config_switches and switched_off(entry.id, config_switches))
+    )
+
+
+def code_mode_tools(
+    registry: Registry,
+    ruleset: Ruleset,
+    *,
+    config_switches: Mapping[str, Any] | None = None,
+    denied: Iterable[str] | None = None,
+) -> list[ToolEntry]:
+    """The MCP tools a code-mode script may call (and ``execute``'s catalogue lists): connected, not
+    denied wholly by ``ruleset`` (core §3.5 step 2), not switched off by ``[tools]``."""
+    if denied is None:
+        denied = disabled([entry.id for entry in registry.all()], ruleset)
+    denied = set(denied)
+    return [e for e in registry.all() if is_mcp_tool(e) and _callable(e, denied, config_switches)]
+
+
+def code_mode_builtins(
+    registry: Registry,
+    ruleset: Ruleset,
+    *,
+    config_switches: Mapping[str, Any] | None = None,
+    denied: Iterable[str] | None = None,
+) -> list[ToolEntry]:
+    """The built-ins a script may call with ``[experimental] code_mode_builtins`` (read, glob, grep), when
+    registered as built-ins, not denied wholly and not switched off."""
+    if denied is None:
+        denied = disabled([entry.id for entry in registry.all()], ruleset)
+    denied = set(denied)
+    entries = [registry.entries.get(tool_id) for tool_id in CODE_MODE_BUILTINS]
+    return [
+        e
+        for e in entries
+        if e is not None and e.source.kind == "builtin" and _callable(e, denied, config_switches)
+    ]
 
 
 def describe_task(caller: Agent, agents: Mapping[str, Agent]) -> str:
@@ -210,6 +272,8 @@ def hidden_reason(
     reason = rule_reason(entry, situation)
     if reason is not None:
         return reason
+    if situation.flags.experimental_code_mode and is_mcp_tool(entry):
+        return CALLED_FROM_CODE
     if config_switches and switched_off(entry.id, config_switches):
         return "switched off by [tools] in config"
     if request_switches and switched_off(entry.id, request_switches):
@@ -232,6 +296,10 @@ def offered(
     from .registry import Hidden
 
     denied = disabled([entry.id for entry in registry.all()], ruleset)
+    scripted: list[ToolEntry] = []
+    if situation.flags.experimental_code_mode:
+        scripted = code_mode_tools(registry, ruleset, config_switches=config_switches, denied=denied)
+        situation = replace(situation, mcp_tools=len(scripted))
     offer = Offer()
     for entry in list(registry.entries.values()):
         reason = hidden_reason(
@@ -249,9 +317,31 @@ def offered(
                     definition.output.description = "\n".join(
                         p for p in (described, situation.task_agents) if p
                     )
+                if entry.id == "execute" and entry.source.kind == "builtin" and scripted:
+                    catalogue = _code_mode_catalogue(registry, ruleset, scripted, situation, config_switches)
+                    described = definition.output.description
+                    definition.output.description = "\n".join(p for p in (described, catalogue) if p)
                 offer.tools.append(definition)
                 continue
             reason = entry.gate
         if reason is not None:
             offer.hidden.append(Hidden(entry, reason))
     return offer
+
+
+def _code_mode_catalogue(
+    registry: Registry,
+    ruleset: Ruleset,
+    scripted: list[ToolEntry],
+    situation: Situation,
+    config_switches: Mapping[str, Any] | None,
+) -> str:
+    """The catalogue ``execute``'s description ends with (core §3.5 step 3)."""
+    from .codemode.catalog import bindings_of, catalogue
+
+    builtins = (
+        code_mode_builtins(registry, ruleset, config_switches=config_switches)
+        if situation.code_mode_builtins
+        else []
+    )
+    return catalogue(bindings_of(scripted, builtins))

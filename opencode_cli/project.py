@@ -394,7 +394,11 @@ class Project:
         return offered(
             generation.registry,
             Situation(
-                ModelRef.coerce(model), self.flags, task_agents=describe_task(chosen, generation.agents)
+                ModelRef.coerce(model),
+                self.flags,
+                task_agents=describe_task(chosen, generation.agents),
+                code_mode_builtins=self.flags.experimental_code_mode
+                and generation.config.boolean("experimental.code_mode_builtins"),
             ),
             merge(chosen.permission, list(rules)),
             config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,

@@ -384,6 +384,14 @@ class Session:
         """
         return await self._call(tool_id, args, call_id, abort)
 
+    async def execute_inner(
+        self, tool_id: str, args: dict[str, Any], *, call_id: str, abort: AbortSignal | None = None
+    ) -> ToolResult:
+        """Run a call made from inside another call (a code-mode script's call of an MCP tool): the same
+        hooks, permission asks and tool wrap as :meth:`execute`, but not recorded as a part of the
+        transcript (the outer call's metadata lists it)."""
+        return await self._run(tool_id, args, call_id, abort, None)
+
     async def _call(
         self,
         tool_id: str,
@@ -415,7 +423,12 @@ class Session:
         return result
 
     async def _run(
-        self, tool_id: str, args: Any, call_id: str | None, abort: AbortSignal | None, part: ToolCallPart
+        self,
+        tool_id: str,
+        args: Any,
+        call_id: str | None,
+        abort: AbortSignal | None,
+        part: ToolCallPart | None,
     ) -> ToolResult:
         plugins = self.project.plugins
         tool = self.project.registry.get(tool_id).tool.load()

@@ -34,7 +34,7 @@ OPENAI_KEYS = frozenset(
 #: so every case below runs (none is skipped) and a new built-in must be added here to be covered.
 BUILTINS = [
     "invalid", "question", "bash", "read", "glob", "grep", "edit", "write", "task", "webfetch", "todowrite",
-    "websearch", "skill", "apply_patch", "lsp", "plan_exit",
+    "websearch", "skill", "apply_patch", "execute", "lsp", "plan_exit",
 ]  # fmt: skip
 
 

@@ -84,12 +84,15 @@ class McpServers:
 
     def servers_for(self, tool_id: str) -> list[str]:
         """The servers a tool id may come from: the one whose sanitized name is the id's longest prefix
-        (``NAME_tool``), or every enabled server for the resource tools; ``[]`` for any other id."""
+        (``NAME_tool``), or every enabled server for the resource tools (and for ``execute`` in code mode);
+        ``[]`` for any other id."""
         from .source import sanitize
 
         enabled = [name for name, server in self.configured.items() if server.enabled]
         if tool_id in ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"):
             return enabled
+        if tool_id == "execute" and self.project.flags.experimental_code_mode:
+            return enabled  # code mode's scripts call the tools of every server
         matches = [name for name in enabled if tool_id.startswith(sanitize(name) + "_")]
         return sorted(matches, key=len, reverse=True)[:1]
 

@@ -51,6 +51,8 @@ class McpTool(Tool):
             source=ToolSource("mcp", name=server),
         )
         self.remote_name = definition.name
+        self.output_schema: dict[str, Any] | None = getattr(definition, "output_schema", None)
+        """The tool's output schema, if it declares one (code mode types its return with it)."""
         self.server = server
         self._servers = servers
 

@@ -112,6 +112,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
         )
     )
     register(_builtin("apply_patch"))
+    register(_builtin("execute"))
     register(_builtin("lsp"))
     register(_builtin("plan_exit"))
 

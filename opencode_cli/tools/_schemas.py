@@ -41,6 +41,7 @@ RECORDED = (
     "apply_patch",
     "plan_exit",
     "lsp",
+    "execute",
     "task",
     "task@background",
 )
