@@ -146,6 +146,7 @@ class Config:
             value = {} if below else default
         if isinstance(value, Mapping) and below:
             return _fill(value, below)
+        return value
 
     def boolean(self, dotted: str, default: bool = False) -> bool:
         """A boolean setting (``default`` when unset); anything else is a :class:`ConfigError`."""
