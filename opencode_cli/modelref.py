@@ -70,7 +70,7 @@ class ModelRef:
             close = difflib.get_close_matches(self.id, [*_WELL_KNOWN_IDS, *listed], n=3, cutoff=0.6)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             return (
-                f"model '{self.id}' is not recognised: it names no provider and no rule knows the id, so "
+                f"model {self.id!r} is not recognised: it names no provider and no rule knows the id, so "
                 f"the default schema profile applies (write provider/model to name one).{hint}"
             )
         known = sorted(KNOWN_PROVIDERS | set(providers))
@@ -79,7 +79,7 @@ class ModelRef:
         close = difflib.get_close_matches(self.provider, known, n=3, cutoff=0.6)
         hint = f" Did you mean: {', '.join(f'{name}/{self.id}' for name in close)}?" if close else ""
         return (
-            f"model '{self}' is not recognised: no rule knows the provider '{self.provider}', so the "
+            f"model {str(self)!r} is not recognised: no rule knows the provider {self.provider!r}, so the "
             f"default schema profile applies.{hint}"
         )
 
