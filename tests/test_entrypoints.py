@@ -66,3 +66,34 @@ def test_corrupt_cache_is_rebuilt(site: Path, tmp_path: Path) -> None:
     (cache / "entry-points-opencode.json").write_text("{not json")
     make_distribution(site, "opencode-four", "four = json")
     assert "four" in [e.name for e in discover("opencode", cache)]
+
+
+def test_a_removed_distribution_is_never_served_from_the_cache(site: Path, tmp_path: Path) -> None:
+    import shutil
+
+    cache = tmp_path / "cache"
+    info = make_distribution(site, "opencode-five", "five = json")
+    assert "five" in [e.name for e in discover("opencode", cache)]
+    shutil.rmtree(info)  # pip uninstall: the site directory changes
+    assert "five" not in [e.name for e in discover("opencode", cache)]
+
+
+def test_an_installed_distribution_is_seen_at_once(site: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert "six" not in [e.name for e in discover("opencode", cache)]
+    make_distribution(site, "opencode-six", "six = json")  # pip install, no touching of mtimes by hand
+    assert "six" in [e.name for e in discover("opencode", cache)]
+
+
+def test_an_edited_plugin_module_is_loaded_as_it_is_now(site: Path, tmp_path: Path) -> None:
+    """Only the entry points are cached, never what they lead to: the module is imported afresh."""
+    cache = tmp_path / "cache"
+    (site / "edited_mod.py").write_text("VALUE = 1\n")
+    make_distribution(site, "opencode-seven", "seven = edited_mod:VALUE")
+    (entry,) = [e for e in discover("opencode", cache) if e.name == "seven"]
+    assert entry.load() == 1
+    sys.modules.pop("edited_mod", None)
+    (site / "edited_mod.py").write_text("VALUE = 2  # edited\n")  # another size: no stale bytecode
+    (entry,) = [e for e in discover("opencode", cache) if e.name == "seven"]
+    assert entry.load() == 2
+    sys.modules.pop("edited_mod", None)
