@@ -8,6 +8,8 @@ from __future__ import annotations
 
 def main() -> None:
     """Entry point of the ``opencode`` console script."""
-    from .app import app
+    import sys
 
-    app()
+    from .app import app_for
+
+    app_for(sys.argv[1:])()

@@ -9,15 +9,21 @@ import typer
 
 from .. import __version__
 
-app = typer.Typer(
-    name="opencode",
-    help="The tool layer of the OpenCode coding agent: list, inspect and run the tools a model gets.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+
+def _root_typer() -> typer.Typer:
+    """The ``opencode`` command itself, without its subcommands."""
+    return typer.Typer(
+        name="opencode",
+        help="The tool layer of the OpenCode coding agent: list, inspect and run the tools a model gets.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_show_locals=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+
+app = _root_typer()
 tools_app = typer.Typer(help="List, inspect and run tools.", no_args_is_help=True)
 plugins_app = typer.Typer(help="Installed plugins and tool files.", no_args_is_help=True)
 config_app = typer.Typer(help="Read and write opencode.toml.", no_args_is_help=True)
@@ -39,6 +45,32 @@ lsp_app = typer.Typer(
     help="Language servers: which serve which files, and a file's diagnostics.", no_args_is_help=True
 )
 app.add_typer(lsp_app, name="lsp")
+
+
+#: The command groups, by name (``opencode NAME …``).
+GROUPS = {
+    "tools": tools_app,
+    "plugins": plugins_app,
+    "config": config_app,
+    "permissions": permissions_app,
+    "agents": agents_app,
+    "todos": todos_app,
+    "mcp": mcp_app,
+    "lsp": lsp_app,
+}
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The application to run for the command line ``args``: when they name a group, the root command with
+    that group alone (Typer turns every function of the application it runs into a command at each start,
+    a few milliseconds a dozen); the whole application otherwise (``--help``, ``run``, completion)."""
+    group = GROUPS.get(args[0]) if args else None
+    if group is None:
+        return app
+    single = _root_typer()
+    single.callback()(_root)
+    single.add_typer(group, name=args[0])
+    return single
 
 
 def _version(value: bool) -> None:
