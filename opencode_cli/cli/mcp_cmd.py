@@ -84,7 +84,7 @@ def serve(
 ) -> None:
     """Serve the tools ``agent`` and the model are offered to MCP clients, until the client goes (stdio)
     or Ctrl-C / SIGTERM (HTTP). Nothing but the protocol is written to stdout."""
-    from .tools_cmd import _flag_rules
+    from .tools_cmd import flag_rules
 
     if transport not in ("stdio", "http"):
         fail(f"error: --transport is stdio or http, not {transport!r}")
@@ -96,7 +96,7 @@ def serve(
     if not 0 <= port <= 65535:
         fail(f"error: --port must be between 0 and 65535, not {port}")
     bind = host or "127.0.0.1"
-    rules = _flag_rules(allow, "allow") + _flag_rules(deny, "deny")
+    rules = flag_rules(allow, "allow") + flag_rules(deny, "deny")
     with friendly_errors():
         from ..mcp.serve import ServeHost, ServeOptions
 

@@ -188,7 +188,7 @@ def session_options(
     options: dict[str, Any] = {
         "prompt": _terminal_prompt(yes),
         "on_metadata": _progress_printer(),
-        "rules": _flag_rules(allow, "allow") + _flag_rules(deny, "deny"),
+        "rules": flag_rules(allow, "allow") + flag_rules(deny, "deny"),
         "extra": {"question": asker} if asker is not None else {},
     }
     if session_id:
@@ -196,7 +196,7 @@ def session_options(
     return options
 
 
-def _flag_rules(values: list[str], action: str) -> list[Any]:
+def flag_rules(values: list[str], action: str) -> list[Any]:
     """``--allow read=src/*`` / ``--deny bash`` as session rules (no pattern means every pattern)."""
     from ..permission import Rule
 
