@@ -1,10 +1,13 @@
 """The write pipeline shared by ``edit``, ``write`` and ``apply_patch`` (builtin spec §1.9).
 
-* Text is read as UTF-8 with a leading byte-order mark kept apart (:func:`read_text`); bytes that are not
-  UTF-8 survive a read/write round trip (``surrogateescape``).
-* Writes are atomic (:func:`atomic_write`): a temporary file in the same directory, ``fsync``, then a
-  rename over the target; the file's mode is kept (new files get 0644) and a symlink is written through,
-  never replaced. A crash leaves either the old or the new content, never a mix.
+* A file is pinned before it is read or written (:func:`pin`): its directory is opened and everything
+  after happens relative to that descriptor, so a symlink changed meanwhile cannot move the read or the
+  write; :attr:`Target.location` is where the file really is, for the boundary to judge.
+* Text is read as UTF-8 with a leading byte-order mark kept apart (:meth:`Target.read_text`); bytes that
+  are not UTF-8 survive a read/write round trip (``surrogateescape``).
+* Writes are atomic (:meth:`Target.write`, :func:`atomic_write`): a temporary file in the same directory,
+  ``fsync``, then a rename over the target; the file's mode is kept (new files get 0644) and a symlink is
+  written through, never replaced. A crash leaves either the old or the new content, never a mix.
 * Edits of one file are serialised across threads, tasks and processes (:func:`file_lock`).
 * Diffs are unified diffs in the shape of the ``diff`` npm package's ``createTwoFilesPatch`` (what
   OpenCode shows), with the common indentation trimmed (:func:`trim_diff`).
@@ -39,10 +42,8 @@ def split_bom(text: str) -> tuple[str, bool]:
     return (text[1:], True) if text.startswith(BOM) else (text, False)
 
 
-def read_text(path: str | Path) -> tuple[str, bool]:
-    """A file's text without its BOM, and whether it had one."""
-    with open(path, "rb") as handle:
-        data = handle.read()
+def decode(data: bytes) -> tuple[str, bool]:
+    """A file's bytes as text without its BOM, and whether it had one (bytes that are not UTF-8 kept)."""
     return split_bom(data.decode(_ENCODING, _ERRORS))
 
 
@@ -122,10 +123,6 @@ class Target:
         still to be made, its name)."""
         return os.path.join(self.directory, *self.missing, self.name)
 
-    def moved(self) -> bool:
-        """Whether the pinned directory is no longer where it was (renamed away since the pin)."""
-        return opened_location(self.fd, self.directory) != self.directory
-
     def read_bytes(self) -> bytes | None:
         """The file's bytes, or ``None`` when there is no file (a symlink swapped in refuses)."""
         if self.missing:
@@ -146,7 +143,7 @@ class Target:
     def read_text(self) -> tuple[str, bool] | None:
         """The file's text without its BOM and whether it had one, or ``None`` when there is no file."""
         data = self.read_bytes()
-        return None if data is None else split_bom(data.decode(_ENCODING, _ERRORS))
+        return None if data is None else decode(data)
 
     def exists(self) -> bool:
         """Whether something is at the name now (a link counts, followed or not)."""

@@ -1,7 +1,10 @@
-"""Process checks the tests share (orphans): read from ``/proc``, a zombie counts as gone."""
+"""Process helpers the tests share: orphan checks (read from ``/proc``, a zombie counts as gone) and the
+real ``opencode`` console script run as a child process."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -23,3 +26,17 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def run_opencode(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``opencode`` script with ``args`` in ``project_dir`` (no stdin, output captured)."""
+    script = Path(sys.executable).parent / "opencode"
+    return subprocess.run(
+        [str(script), *args],
+        cwd=project_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )

@@ -145,10 +145,6 @@ def _read_bytes(path: str) -> bytes:
         return handle.read()
 
 
-def _decode(data: bytes) -> tuple[str, bool]:
-    return files.split_bom(data.decode("utf-8", "surrogateescape"))
-
-
 def _plan_add(hunk: AddFile, path: str) -> Change:
     contents = hunk.contents
     if contents and not contents.endswith("\n"):
@@ -181,7 +177,7 @@ def _plan_update(
             raise _verification(_node_message(error, "open", path)) from None
     if data is None:
         raise _verification(f"Failed to read file to update: {path}")
-    old, bom = _decode(data)
+    old, bom = files.decode(data)
     try:
         new = derive_new_contents(old, hunk.chunks, path)
     except PatchError as error:
@@ -217,7 +213,7 @@ def _plan_delete(hunk: DeleteFile, path: str, source: files.Target | bytes) -> C
         data = found
     else:
         data = source
-    old, bom = _decode(data)
+    old, bom = files.decode(data)
     return Change(
         "delete",
         path,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from _codemode import CODE_MODE, write_config
-from _processes import alive, wait_gone
+from _processes import alive, run_opencode, wait_gone
 
 LIST_AND_MODULES = (
     "import sys\n"
@@ -56,27 +56,14 @@ def test_tools_list_offers_execute_instead_of_the_mcp_tools(demo: Path, env: dic
     assert not loaded_on and not loaded_off  # listing never imports the sandbox
 
 
-def _cli(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).parent / "opencode"
-    return subprocess.run(
-        [str(script), *args],
-        cwd=project_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_tools_run_execute_exit_codes_and_no_worker_left(demo: Path, env: dict[str, str]) -> None:
     env = _env(env, **CODE_MODE)
     code = (
         "texts = await asyncio.gather(tools.demo.echo(text='a'), tools.demo.echo(text='b'))\n'+'.join(texts)"
     )
-    ran = _cli(demo, env, "tools", "run", "execute", f"code={code}", "--yes", "--json")
-    failed = _cli(demo, env, "tools", "run", "execute", "code=1/0", "--yes")
-    usage = _cli(demo, env, "tools", "run", "execute", "--yes")
+    ran = run_opencode(demo, env, "tools", "run", "execute", f"code={code}", "--yes", "--json")
+    failed = run_opencode(demo, env, "tools", "run", "execute", "code=1/0", "--yes")
+    usage = run_opencode(demo, env, "tools", "run", "execute", "--yes")
 
     assert ran.returncode == 0, ran.stderr
     result: dict[str, Any] = json.loads(ran.stdout)
@@ -90,7 +77,7 @@ def test_tools_run_execute_exit_codes_and_no_worker_left(demo: Path, env: dict[s
 
 def test_a_bad_limit_is_a_clear_error(project_dir: Path, env: dict[str, str]) -> None:
     write_config(project_dir, experimental={"code_mode_limits": {"seconds": "soon"}})
-    done = _cli(project_dir, _env(env, **CODE_MODE), "tools", "run", "execute", "code=1", "--yes")
+    done = run_opencode(project_dir, _env(env, **CODE_MODE), "tools", "run", "execute", "code=1", "--yes")
 
     assert done.returncode != 0
     assert "experimental.code_mode_limits.seconds must be a positive number" in done.stderr

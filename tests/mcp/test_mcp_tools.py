@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import tomli_w
 from _mcp_servers import alive, wait_gone
+from _processes import run_opencode
 
 from opencode_cli import ToolError, hookimpl
 from opencode_cli.project import Project
@@ -347,19 +348,6 @@ def test_the_everything_server_over_http(
 # -- the CLI ----------------------------------------------------------------------------------------------
 
 
-def cli(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).parent / "opencode"
-    return subprocess.run(
-        [str(script), *args],
-        cwd=project_dir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 @pytest.mark.slow
 def test_cli_mcp_list_tools_run_and_no_orphans(
     project_dir: Path, env: dict[str, str], demo_server_command: list[str]
@@ -371,20 +359,24 @@ def test_cli_mcp_list_tools_run_and_no_orphans(
         missing=local(["no-such-command-for-opencode"]),
     )
     env = {**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    listed = json.loads(cli(project_dir, env, "mcp", "list", "--json").stdout)["servers"]
+    listed = json.loads(run_opencode(project_dir, env, "mcp", "list", "--json").stdout)["servers"]
     assert [(s["name"], s["status"]) for s in listed] == [
         ("demo", "connected"),
         ("other", "connected"),
         ("missing", "failed"),
     ]
-    tools = json.loads(cli(project_dir, env, "tools", "list", "--json").stdout)["tools"]
+    tools = json.loads(run_opencode(project_dir, env, "tools", "list", "--json").stdout)["tools"]
     assert {"kind": "mcp", "name": "demo"} in [t["source"] for t in tools]
-    ran = cli(project_dir, env, "tools", "run", "demo_echo", "text=from the shell", "--yes", "--json")
+    ran = run_opencode(
+        project_dir, env, "tools", "run", "demo_echo", "text=from the shell", "--yes", "--json"
+    )
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["output"] == "from the shell"
-    inspected = json.loads(cli(project_dir, env, "tools", "inspect", "other_nested", "--json").stdout)
+    inspected = json.loads(
+        run_opencode(project_dir, env, "tools", "inspect", "other_nested", "--json").stdout
+    )
     assert inspected["source"] == {"kind": "mcp", "name": "other"}
-    failed = cli(project_dir, env, "tools", "run", "demo_fail", "--yes")
+    failed = run_opencode(project_dir, env, "tools", "run", "demo_fail", "--yes")
     assert failed.returncode == 1 and failed.stderr.strip().endswith("it broke")
     assert not [p for p in _children_named("demo_server.py", project_dir) if alive(p)]
 
@@ -412,7 +404,7 @@ def test_cli_tools_run_starts_only_that_tools_server(
     marker = tmp_path / "second-started"
     second = [sys.executable, "-c", f"open({str(marker)!r}, 'w').close()"]
     configure(project_dir, demo=local(demo_server_command), second=local(second))
-    ran = cli(
+    ran = run_opencode(
         project_dir,
         {**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"},
         "tools",
@@ -427,8 +419,8 @@ def test_cli_tools_run_starts_only_that_tools_server(
 
 def test_cli_mcp_add_writes_the_table(project_dir: Path, env: dict[str, str]) -> None:
     (project_dir / "opencode.toml").write_text('model = "openai/gpt-5"\n')
-    added = cli(project_dir, env, "mcp", "add", "files", "--", "npx", "-y", "server", "--flag")
-    remote = cli(
+    added = run_opencode(project_dir, env, "mcp", "add", "files", "--", "npx", "-y", "server", "--flag")
+    remote = run_opencode(
         project_dir, env, "mcp", "add", "docs", "--url", "https://example.com/mcp", "--header", "A=b"
     )
     assert added.returncode == 0 and remote.returncode == 0, (added.stderr, remote.stderr)
@@ -438,18 +430,18 @@ def test_cli_mcp_add_writes_the_table(project_dir: Path, env: dict[str, str]) ->
     assert data["model"] == "openai/gpt-5"
     assert data["mcp"]["files"] == {"type": "local", "command": ["npx", "-y", "server", "--flag"]}
     assert data["mcp"]["docs"] == {"type": "remote", "url": "https://example.com/mcp", "headers": {"A": "b"}}
-    both = cli(project_dir, env, "mcp", "add", "x", "--url", "https://a.b/c", "--", "cmd")
+    both = run_opencode(project_dir, env, "mcp", "add", "x", "--url", "https://a.b/c", "--", "cmd")
     assert both.returncode == 2 and "either" in both.stderr
 
 
 def test_config_errors_name_the_key(project_dir: Path, env: dict[str, str]) -> None:
     (project_dir / "opencode.toml").write_text('[mcp.a]\ntype = "local"\ncommand = "not a list"\n')
-    listed = cli(project_dir, env, "tools", "list")
+    listed = run_opencode(project_dir, env, "tools", "list")
     assert listed.returncode == 2 and "mcp.a.command must be a non-empty list of strings" in listed.stderr
     (project_dir / "opencode.toml").write_text(
         '[mcp.a]\ntype = "local"\ncomand = ["x"]\ncommand = ["true"]\n'
     )
-    listed = cli(project_dir, env, "mcp", "list")
+    listed = run_opencode(project_dir, env, "mcp", "list")
     assert "unknown config key 'mcp.a.comand' (did you mean 'mcp.a.command'?)" in listed.stderr
 
 
@@ -605,13 +597,13 @@ def test_cli_schema_call_and_plugins_list_include_mcp_tools(
 ) -> None:
     configure(project_dir, demo=local(demo_server_command))
     env = {**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    schema = json.loads(cli(project_dir, env, "tools", "schema", "--model", "gpt-5").stdout)
+    schema = json.loads(run_opencode(project_dir, env, "tools", "schema", "--model", "gpt-5").stdout)
     names = [tool.get("name") or tool.get("function", {}).get("name") for tool in schema]
     assert "demo_echo" in names
     call = {"name": "demo_echo", "arguments": json.dumps({"text": "called"})}
-    called = cli(project_dir, env, "tools", "call", json.dumps(call), "--yes", "--json")
+    called = run_opencode(project_dir, env, "tools", "call", json.dumps(call), "--yes", "--json")
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["parts"][0]["output"] == "called"
-    plugins = json.loads(cli(project_dir, env, "plugins", "list", "--json").stdout)["plugins"]
+    plugins = json.loads(run_opencode(project_dir, env, "plugins", "list", "--json").stdout)["plugins"]
     [record] = [p for p in plugins if p["kind"] == "mcp"]
     assert record["name"] == "demo" and record["status"] == "loaded" and "demo_echo" in record["tools"]
