@@ -2,7 +2,8 @@
 
 Every command runs as a fresh process, N times; the runs are interleaved (one of each command per round,
 so a busy moment of the machine falls on all of them alike) and the median wall time of each is divided
-by the baseline's. Peak memory is each process's own maximum resident size (from ``wait4``). Also:
+by the baseline's. The package's bytecode is written first, as a wheel's install does, and the
+processes may write theirs (a tool file's, a plugin's) as they would on a user's machine. Peak memory is each process's own maximum resident size (from ``wait4``). Also:
 `tools list` in a project with one tool file and one entry-point plugin, and a check that `tools list`
 imports no tool module and none of the libraries only some commands need.
 
@@ -95,11 +96,22 @@ def imported_modules(cwd: str, env: dict[str, str]) -> set[str]:
     return set(done.stderr.split())
 
 
+def compile_package() -> None:
+    """Write the package's bytecode, as installing it from a wheel does: an editable install (or
+    ``PYTHONDONTWRITEBYTECODE``) would otherwise have every run compile every module from source."""
+    import compileall
+
+    import opencode_cli
+
+    compileall.compile_dir(Path(opencode_cli.__file__).parent, quiet=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     options = parser.parse_args()
     script = str(Path(sys.executable).parent / "opencode")
+    compile_package()
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder)
         project = home / "project"
@@ -116,6 +128,7 @@ def main() -> None:
             "XDG_STATE_HOME": str(home / "state"),
         }
         env.pop("PYTHONPATH", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: tool files and plugins get bytecode
         extended = home / "extended"
         (extended / ".git").mkdir(parents=True)
         (extended / ".opencode" / "tool").mkdir(parents=True)

@@ -7,9 +7,21 @@ from __future__ import annotations
 
 
 def main() -> None:
-    """Entry point of the ``opencode`` console script."""
+    """Entry point of the ``opencode`` console script.
+
+    The cyclic garbage collector is off while a command starts: importing and building the project
+    allocates many objects that all live until the end, and sweeping them over and over is most of what a
+    collection would do then. A command that goes on to run for a while turns it back on
+    (:func:`~opencode_cli.cli.common.collect_from_now_on`); at the exit, what is left is frozen so that the
+    interpreter's last collection does not sweep it once more.
+    """
+    import gc
     import sys
 
-    from .app import app_for
+    gc.disable()
+    try:
+        from .app import app_for
 
-    app_for(sys.argv[1:])()
+        app_for(sys.argv[1:])()
+    finally:
+        gc.freeze()

@@ -62,15 +62,38 @@ GROUPS = {
 
 def app_for(args: list[str]) -> typer.Typer:
     """The application to run for the command line ``args``: when they name a group, the root command with
-    that group alone (Typer turns every function of the application it runs into a command at each start,
-    a few milliseconds a dozen); the whole application otherwise (``--help``, ``run``, completion)."""
+    that group alone, and when they also name one of its commands, with that command alone (Typer turns
+    every function of the application it runs into a command at each start, a few milliseconds a dozen);
+    the whole application otherwise (``--help``, ``run``, completion, a command no group has)."""
     group = GROUPS.get(args[0]) if args else None
     if group is None:
         return app
+    if len(args) > 1:
+        group = _with_only(group, args[1])
     single = _root_typer()
     single.callback()(_root)
     single.add_typer(group, name=args[0])
     return single
+
+
+def _with_only(group: typer.Typer, name: str) -> typer.Typer:
+    """``group`` holding just its command ``name`` (``group`` itself when it has no command of that name)."""
+    import copy
+
+    chosen = [info for info in group.registered_commands if _command_name(info) == name]
+    if not chosen:
+        return group
+    narrowed = copy.copy(group)
+    narrowed.registered_commands = chosen
+    narrowed.registered_groups = []
+    return narrowed
+
+
+def _command_name(info: typer.models.CommandInfo) -> str | None:
+    """The name a command answers to on the command line (Typer's rule when none was given)."""
+    if info.name is not None:
+        return info.name
+    return None if info.callback is None else typer.main.get_command_name(info.callback.__name__)
 
 
 def _version(value: bool) -> None:

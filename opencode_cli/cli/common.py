@@ -114,6 +114,16 @@ def model_of(project: Any, text: str | None) -> Any:
     return model
 
 
+def collect_from_now_on() -> None:
+    """The command has started and its work may go on for a while: turn the cyclic garbage collector back
+    on (``main`` starts with it off), with everything built so far frozen out of its sweeps."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 #: Seconds a SIGTERM'd call has to answer its abort before it is cancelled.
 TERM_GRACE = 3.0
 
@@ -145,6 +155,7 @@ def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = 
         async with project:
             return await work()
 
+    collect_from_now_on()
     try:
         return asyncio.run(main())
     except KeyboardInterrupt:

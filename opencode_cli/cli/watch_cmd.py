@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from .common import err, first_line, friendly_errors, make_project, model_of, print_rows
+from .common import collect_from_now_on, err, first_line, friendly_errors, make_project, model_of, print_rows
 
 
 def watch(model_text: str | None, agent: str | None, as_json: bool) -> None:
@@ -22,6 +22,7 @@ def watch(model_text: str | None, agent: str | None, as_json: bool) -> None:
         model_of(project, model_text)  # a model no rule recognises is warned about once, here
         watcher = project.watch(model=model_text, agent=agent)
         watcher.current  # noqa: B018 - the first generation: a broken config is an error here (exit 2)
+    collect_from_now_on()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_follow(watcher, project, as_json))
 

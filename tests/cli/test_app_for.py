@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from opencode_cli.cli.app import GROUPS, app, app_for
+from opencode_cli.cli.app import GROUPS, _command_name, app, app_for
 
 
 def test_every_group_of_the_application_is_listed() -> None:
@@ -27,3 +27,27 @@ def test_a_group_alone_says_what_the_whole_application_says(group: str) -> None:
 @pytest.mark.parametrize("args", [[], ["--help"], ["--version"], ["run", "hi"], ["nonsense"]])
 def test_anything_else_gets_the_whole_application(args: list[str]) -> None:
     assert app_for(args) is app
+
+
+def _commands(group: str) -> list[str]:
+    return sorted(name for info in GROUPS[group].registered_commands if (name := _command_name(info)))
+
+
+@pytest.mark.parametrize(
+    ("group", "command"), [(group, command) for group in sorted(GROUPS) for command in _commands(group)]
+)
+def test_a_command_alone_says_what_the_whole_application_says(group: str, command: str) -> None:
+    runner = CliRunner()
+    for args in ([group, command, "--help"], [group, command, "--no-such-option"]):
+        alone = runner.invoke(app_for(args), args, prog_name="opencode")
+        whole = runner.invoke(app, args, prog_name="opencode")
+        assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+    narrowed = app_for([group, command]).registered_groups[0].typer_instance
+    assert [_command_name(info) for info in narrowed.registered_commands] == [command]
+    assert narrowed is not GROUPS[group] and len(GROUPS[group].registered_commands) >= 1
+
+
+def test_a_group_with_subgroups_keeps_them_for_a_name_that_is_no_command() -> None:
+    for group, typer_app in GROUPS.items():
+        for info in typer_app.registered_groups:
+            assert app_for([group, info.name]).registered_groups[0].typer_instance is typer_app
