@@ -3,7 +3,8 @@
 Every command runs as a fresh process, N times; the runs are interleaved (one of each command per round,
 so a busy moment of the machine falls on all of them alike) and the median wall time of each is divided
 by the baseline's. The package's bytecode is written first, as a wheel's install does, and the
-processes may write theirs (a tool file's, a plugin's) as they would on a user's machine. Peak memory is each process's own maximum resident size (from ``wait4``). Also:
+processes may write theirs (a tool file's, a plugin's) as they would on a user's machine. Peak memory
+is each process's own maximum resident size (from ``wait4``). Also:
 `tools list` in a project with one tool file and one entry-point plugin, and a check that `tools list`
 imports no tool module and none of the libraries only some commands need.
 
@@ -128,7 +129,7 @@ def main() -> None:
             "XDG_STATE_HOME": str(home / "state"),
         }
         env.pop("PYTHONPATH", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: tool files and plugins get bytecode
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: tool files get their bytecode
         extended = home / "extended"
         (extended / ".git").mkdir(parents=True)
         (extended / ".opencode" / "tool").mkdir(parents=True)
