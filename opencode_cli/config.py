@@ -29,7 +29,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -442,6 +441,8 @@ def atomic_write(path: Path, text: str) -> None:
 
     The file's permission bits are kept when it already exists.
     """
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

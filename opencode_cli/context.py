@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from .loops import running_loop
 from .permission import Request as PermissionRequest
-from .truncate import Truncator
 
 if TYPE_CHECKING:
     import asyncio
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from .modelref import ModelRef
     from .project import Project
     from .session import Session
+    from .truncate import Truncator
 
 
 class AbortSignal:

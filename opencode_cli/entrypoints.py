@@ -3,7 +3,9 @@
 Asking :mod:`importlib.metadata` scans every installed distribution and costs more than the rest of
 ``opencode tools list`` together, so the answer is cached under ``$XDG_CACHE_HOME/opencode``. The cache is
 keyed by the interpreter, ``sys.path`` and the modification time of each of its directories: installing
-or removing a distribution changes its site directory's mtime and so invalidates the cache.
+or removing a distribution changes its site directory's mtime and so invalidates the cache. Each
+environment (interpreter and ``sys.path``) has a cache file of its own, so that two of them sharing a
+cache directory (two virtual environments, a ``PYTHONPATH`` set now and then) do not push each other out.
 """
 
 from __future__ import annotations
@@ -68,8 +70,11 @@ def discover(group: str, cache_dir: Path | None) -> list[EntryPoint]:
     """The group's entry points, from the cache when it is still valid (``cache_dir=None``: no cache)."""
     if cache_dir is None:
         return _scan(group)
+    import zlib
+
     key = {"version": CACHE_VERSION, "python": sys.executable, "group": group, "path": _path_key()}
-    cache = cache_dir / f"entry-points-{group}.json"
+    environment = zlib.crc32(json.dumps([sys.executable, sys.path]).encode("utf-8", "surrogatepass"))
+    cache = cache_dir / f"entry-points-{group}-{environment:08x}.json"
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
         if stored.get("key") == json.loads(json.dumps(key)):

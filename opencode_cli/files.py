@@ -16,13 +16,9 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
 import errno
-import hashlib
 import os
-import secrets
 import stat
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -190,7 +186,7 @@ class Target:
                     raise PermissionError(errno.EACCES, "Permission denied", self.path)
                 if not stat.S_ISREG(info.st_mode):
                     mode = NEW_FILE_MODE
-            temporary = f".{self.name[:200]}.{secrets.token_hex(6)}.tmp"
+            temporary = f".{self.name[:200]}.{os.urandom(6).hex()}.tmp"
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             handle_fd = os.open(temporary, flags, 0o600, dir_fd=fd)
             try:
@@ -299,8 +295,12 @@ def atomic_write(path: str | Path, data: bytes | str, *, bom: bool = False) -> N
 
 def lock_path(path: str | Path) -> Path:
     """The lock file that stands for ``path`` (keyed by its real path) under ``<tmp>/opencode/locks``."""
+    import hashlib
+
+    from .paths import tmp_dir
+
     key = hashlib.sha256(os.path.realpath(path).encode(_ENCODING, _ERRORS)).hexdigest()[:32]
-    return Path(tempfile.gettempdir()) / "opencode" / "locks" / f"{key}.lock"
+    return tmp_dir() / "locks" / f"{key}.lock"
 
 
 @asynccontextmanager
@@ -368,6 +368,8 @@ def unified_diff(path: str, old: str, new: str, context: int = CONTEXT_LINES) ->
     # Lines shared at both ends cannot be part of a hunk beyond its context: match only the rest.
     head, tail = _common_ends(old_lines, new_lines)
     skip, drop = max(0, head - context), max(0, tail - context)
+    import difflib
+
     matcher = difflib.SequenceMatcher(
         None, old_lines[skip : len(old_lines) - drop], new_lines[skip : len(new_lines) - drop], autojunk=False
     )
@@ -420,6 +422,8 @@ def count_changes(old: str, new: str) -> tuple[int, int]:
     """``(added lines, removed lines)`` of a line diff of ``old`` → ``new``."""
     old_lines, new_lines = _split_lf(old), _split_lf(new)
     head, tail = _common_ends(old_lines, new_lines)
+    import difflib
+
     matcher = difflib.SequenceMatcher(
         None, old_lines[head : len(old_lines) - tail], new_lines[head : len(new_lines) - tail], autojunk=False
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -40,6 +39,12 @@ def tool_output_dir(env: Mapping[str, str] = os.environ) -> Path:
     return data_dir(env) / "tool-output"
 
 
-def tmp_dir() -> Path:
-    """OpenCode's scratch directory ``<os tmp>/opencode``."""
-    return Path(tempfile.gettempdir()) / "opencode"
+def tmp_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """OpenCode's scratch directory ``<os tmp>/opencode``, with the system's temporary directory found as
+    Node's ``os.tmpdir()`` finds it: ``TMPDIR``, ``TMP`` or ``TEMP`` (the first set; a trailing slash
+    dropped), else ``/tmp``. Nothing is probed or created."""
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        value = env.get(name)
+        if value:
+            return Path(value.rstrip("/") or "/") / "opencode"
+    return Path("/tmp") / "opencode"

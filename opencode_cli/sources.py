@@ -8,7 +8,6 @@ say that its tools changed (:meth:`Source.report_change`); the project passes th
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -166,6 +165,8 @@ def tool_files(folders: list[Path]) -> list[Path]:
 
 def _import_file(path: Path) -> Any:
     """Import a tool file under a private module name."""
+    import hashlib
+
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
     module_name = f"opencode_user_tools.m{digest}_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)

@@ -40,7 +40,7 @@ def test_cache_is_used_until_a_path_directory_changes(site: Path, tmp_path: Path
     cache = tmp_path / "cache"
     info = make_distribution(site, "opencode-one", "one = json")
     assert "one" in [e.name for e in discover("opencode", cache)]
-    assert list(cache.glob("entry-points-opencode.json"))
+    assert len(list(cache.glob("entry-points-opencode-*.json"))) == 1
 
     # Change the distribution without touching the site directory's mtime: the cached answer stands.
     stamp = site.stat()
@@ -62,8 +62,9 @@ def test_no_cache_dir_means_a_fresh_scan(site: Path) -> None:
 
 def test_corrupt_cache_is_rebuilt(site: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / "entry-points-opencode.json").write_text("{not json")
+    discover("opencode", cache)
+    (stored,) = cache.glob("entry-points-opencode-*.json")
+    stored.write_text("{not json")
     make_distribution(site, "opencode-four", "four = json")
     assert "four" in [e.name for e in discover("opencode", cache)]
 
@@ -97,3 +98,23 @@ def test_an_edited_plugin_module_is_loaded_as_it_is_now(site: Path, tmp_path: Pa
     (entry,) = [e for e in discover("opencode", cache) if e.name == "seven"]
     assert entry.load() == 2
     sys.modules.pop("edited_mod", None)
+
+
+def test_two_environments_keep_a_cache_file_each(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two environments sharing a cache directory (another ``sys.path``) do not push each other out."""
+    cache = tmp_path / "cache"
+    make_distribution(site, "opencode-eight", "eight = json")
+    assert "eight" in [e.name for e in discover("opencode", cache)]
+    other = tmp_path / "other-site"
+    make_distribution(other, "opencode-nine", "nine = json")
+    with monkeypatch.context() as patch:
+        patch.syspath_prepend(str(other))
+        assert "nine" in [e.name for e in discover("opencode", cache)]
+    files = sorted(cache.glob("entry-points-opencode-*.json"))
+    assert len(files) == 2
+    stamps = [f.stat().st_mtime_ns for f in files]
+    names = [e.name for e in discover("opencode", cache)]  # the first environment again: its own file answers
+    assert "eight" in names and "nine" not in names
+    assert [f.stat().st_mtime_ns for f in files] == stamps

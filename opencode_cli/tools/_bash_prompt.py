@@ -126,13 +126,13 @@ def render(
     tmp: str | None = None,
 ) -> str:
     """The description text for these values."""
-    import tempfile
+    from ..paths import tmp_dir
 
     return TEMPLATE.format(
         shell=shell,
         os=platform or sys.platform,
         directory=directory,
-        tmp=tmp or os.path.join(tempfile.gettempdir(), "opencode"),
+        tmp=tmp or str(tmp_dir()),
         timeout_ms=default_timeout,
         timeout_words=_duration(default_timeout),
         max_lines=max_lines,

@@ -13,7 +13,6 @@ A test checks that every recorded schema equals the live one.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -58,6 +57,8 @@ def module_of(tool_id: str) -> str:
 
 def source_digest(tool_id: str) -> str:
     """The SHA-256 of what the schema is made from: the tool module's source and the schema normaliser's."""
+    import hashlib
+
     digest = hashlib.sha256((HERE / f"{module_of(tool_id)}.py").read_bytes())
     digest.update((HERE.parent / "schema.py").read_bytes())
     return digest.hexdigest()
