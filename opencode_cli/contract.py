@@ -13,9 +13,11 @@ Every call goes through :meth:`Tool.run`, which mirrors OpenCode's ``Tool.define
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -230,22 +232,23 @@ def _ctx_parameter(param: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
 def _model_class(annotation: Any) -> type[BaseModel] | None:
     if not isinstance(annotation, type):
         return None
-    from pydantic import BaseModel
-
-    return annotation if issubclass(annotation, BaseModel) else None
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None:  # no class can be a pydantic model before pydantic is imported
+        return None
+    return annotation if issubclass(annotation, pydantic.BaseModel) else None
 
 
 class Tool:
     """A tool ready to run.
 
     Build one with the :func:`tool` decorator, with :func:`define`, or by subclassing and overriding
-    :meth:`execute`. ``parameters`` is a pydantic model (validation + schema); ``json_schema`` is an
-    explicit JSON Schema used instead (validated with ``jsonschema``).
+    :meth:`execute`. ``parameters`` is a pydantic model (validation + schema), or ``parameters_from`` a
+    callable that makes it on first use; ``json_schema`` is an explicit JSON Schema used instead
+    (validated with ``jsonschema``).
     """
 
     id: str = ""
     description: str = ""
-    parameters: type[BaseModel] | None = None
     json_schema: dict[str, Any] | None = None
 
     def __init__(
@@ -260,6 +263,7 @@ class Tool:
         format_validation_error: Callable[[Any], str] | None = None,
         handles_abort: bool = False,
         blocking: bool = True,
+        parameters_from: Callable[[], type[BaseModel]] | None = None,
     ) -> None:
         if id is not None:
             self.id = id
@@ -267,6 +271,8 @@ class Tool:
             self.description = description
         if parameters is not None:
             self.parameters = parameters
+        elif parameters_from is not None:
+            self.__dict__["_make_parameters"] = parameters_from
         if json_schema is not None:
             self.json_schema = json_schema
         self.source = source or ToolSource("plugin", name="unknown")
@@ -279,8 +285,8 @@ class Tool:
         (``@tool(blocking=False)``: quick, no I/O), in which case it is called on the event loop."""
         self._call_shape: tuple[str, str | None, list[str]] | None = None
         if execute is not None:
-            self._call_shape = _call_shape(execute, self.parameters)
-        if self.parameters is None and self.json_schema is None:
+            self._call_shape = _call_shape(execute, None if parameters_from else self.parameters)
+        if parameters_from is None and self.parameters is None and self.json_schema is None:
             self.json_schema = {"type": "object", "properties": {}}
         self._schema_cache: dict[str, Any] | None = None
         self.untyped: list[str] = []
@@ -288,6 +294,20 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<Tool {self.id!r} ({self.source.describe()})>"
+
+    @property
+    def parameters(self) -> type[BaseModel] | None:
+        """The parameters as a pydantic model, or ``None`` (a JSON-Schema tool). One given as
+        ``parameters_from`` is made on first use, so that listing a tool imports no pydantic."""
+        make = self.__dict__.pop("_make_parameters", None)
+        if make is not None:
+            self.__dict__["_parameters"] = make()
+        return self.__dict__.get("_parameters")
+
+    @parameters.setter
+    def parameters(self, model: type[BaseModel] | None) -> None:
+        self.__dict__.pop("_make_parameters", None)
+        self.__dict__["_parameters"] = model
 
     def load(self) -> Tool:
         """A tool is already loaded (see :class:`LazyTool`)."""
@@ -585,13 +605,16 @@ def tool(
         name = id or fn.__name__
         model = parameters
         only = None
+        from_signature = None
         if json_schema is None and model is None:
             hints = inspect.get_annotations(fn, eval_str=True)
             candidates = [
                 p for p in inspect.signature(fn).parameters.values() if not _ctx_parameter(p, hints)
             ]
             only = _model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
-            model = only or _model_from_signature(fn, name)
+            model = only
+            if only is None:
+                from_signature = functools.partial(_model_from_signature, fn, name)
         names = [name, fn.__name__]
         if fn.__name__ == "default":
             names.append(Path(inspect.getfile(fn)).stem)
@@ -600,8 +623,16 @@ def tool(
             text = _sibling_description(fn, names)
         if text is None:
             text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
-        built = Tool(name, text, parameters=model, json_schema=json_schema, execute=fn, blocking=blocking)
-        if json_schema is None and parameters is None and model is not only:
+        built = Tool(
+            name,
+            text,
+            parameters=model,
+            json_schema=json_schema,
+            execute=fn,
+            blocking=blocking,
+            parameters_from=from_signature,
+        )
+        if from_signature is not None:
             hints = inspect.get_annotations(fn, eval_str=True)
             built.untyped = [
                 p.name
