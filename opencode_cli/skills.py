@@ -92,12 +92,13 @@ class FrontMatterError(ValueError):
     """The front matter is not the YAML this parser reads; the message names the line."""
 
 
-_KEY = re.compile(r"""^(?P<key>[^\s#'"\-?:,\[\]{}][^:#]*?|"[^"]*"|'[^']*')\s*:(?:\s+(?P<value>.*))?$""")
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_HEX_OCT = re.compile(r"^0x[0-9a-fA-F]+$|^0o[0-7]+$")
-_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_SPECIAL_FLOAT = re.compile(r"^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
-_BLOCK = re.compile(r"^(?P<style>[|>])(?P<flags>[-+0-9]*)\s*(#.*)?$")
+# Patterns of the front matter reader, compiled on first use (the re module keeps them).
+_KEY = r"""^(?P<key>[^\s#'"\-?:,\[\]{}][^:#]*?|"[^"]*"|'[^']*')\s*:(?:\s+(?P<value>.*))?$"""
+_INT = r"^[-+]?[0-9]+$"
+_HEX_OCT = r"^0x[0-9a-fA-F]+$|^0o[0-7]+$"
+_FLOAT = r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$"
+_SPECIAL_FLOAT = r"^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$"
+_BLOCK = r"^(?P<style>[|>])(?P<flags>[-+0-9]*)\s*(#.*)?$"
 
 
 def split_front_matter(text: str) -> tuple[str | None, str, int]:
@@ -163,7 +164,7 @@ class _Parser:
         result: dict[str, Any] = {}
         while (found := self._next_indent()) is not None and found == indent:
             number, line = self.lines[self.at]
-            match = _KEY.match(line.strip())
+            match = re.match(_KEY, line.strip())
             if match is None:
                 raise FrontMatterError(f"line {number}: expected 'key: value', found {line.strip()!r}")
             key = match["key"].strip()
@@ -184,7 +185,7 @@ class _Parser:
                 break
             self.at += 1
             rest = stripped[1:].strip()
-            if _KEY.match(rest) and not rest.startswith(("'", '"')):
+            if re.match(_KEY, rest) and not rest.startswith(("'", '"')):
                 # "- key: value" starts a table inside the list
                 inner = indent + 2
                 self.lines.insert(self.at, (number, " " * inner + rest))
@@ -205,7 +206,7 @@ class _Parser:
             if self.lines[self.at][1].strip().startswith("-"):
                 return self.sequence(child)
             return self.mapping(child)
-        block = _BLOCK.match(text)
+        block = re.match(_BLOCK, text)
         if block:
             return self.block_scalar(block["style"], block["flags"], indent)
         if text[0] in "\"'":
@@ -402,13 +403,13 @@ def _typed(text: str) -> Any:
         return True
     if text in ("false", "False", "FALSE"):
         return False
-    if _INT.match(text):
+    if re.match(_INT, text):
         return int(text, 10)
-    if _HEX_OCT.match(text):
+    if re.match(_HEX_OCT, text):
         return int(text, 0)
-    if _FLOAT.match(text):
+    if re.match(_FLOAT, text):
         return float(text)
-    if _SPECIAL_FLOAT.match(text):
+    if re.match(_SPECIAL_FLOAT, text):
         return float(text.replace(".", "", 1))  # ".inf" -> "inf", "-.inf" -> "-inf", ".nan" -> "nan"
     return text
 
