@@ -164,11 +164,12 @@ def tool_files(folders: list[Path]) -> list[Path]:
 
 
 def _import_file(path: Path) -> Any:
-    """Import a tool file under a private module name."""
-    import hashlib
+    """Import a tool file under a private module name (its stem, and a checksum of its path that keeps two
+    files of the same name apart)."""
+    import zlib
 
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    module_name = f"opencode_user_tools.m{digest}_{path.stem}"
+    digest = zlib.crc32(str(path).encode("utf-8", "surrogateescape"))
+    module_name = f"opencode_user_tools.m{digest:08x}_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
