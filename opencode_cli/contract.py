@@ -421,7 +421,7 @@ class Tool:
         if inspect.iscoroutinefunction(function):
             return await function(*call_args, **kwargs)
         if self.blocking:
-            result = await asyncio.to_thread(function, *call_args, **kwargs)
+            result = await asyncio.to_thread(_stop_iteration_as_error, function, *call_args, **kwargs)
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
@@ -456,6 +456,15 @@ class Tool:
         if cut.output_path is not None:
             result.metadata["outputPath"] = cut.output_path
         return result
+
+
+def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` in a worker thread. A ``StopIteration`` it lets out becomes a
+    ``RuntimeError``, as it does in a coroutine: a future cannot carry one, and the call would never end."""
+    try:
+        return function(*args, **kwargs)
+    except StopIteration as error:
+        raise RuntimeError("the tool raised StopIteration") from error
 
 
 async def unless_aborted(work: Any, ctx: ToolContext) -> Any:

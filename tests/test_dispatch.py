@@ -502,6 +502,28 @@ def test_a_tool_raising_becomes_an_error_part(make_project) -> None:
     assert part.output == "" and part.as_dict()["output"] is None and part.as_dict()["error"] == part.text
 
 
+@pytest.mark.parametrize("blocking", [True, False])
+def test_a_sync_tool_letting_out_stop_iteration_fails_instead_of_hanging(
+    make_project, blocking: bool
+) -> None:
+    """A future cannot carry a ``StopIteration``: from a worker thread the call would never end. Both ways
+    of running a sync tool turn it into an error part, as a coroutine does (PEP 479)."""
+
+    @tool(id="exhausted", description="Takes the next of nothing.", blocking=blocking)
+    def exhausted() -> str:
+        return next(iter([]))
+
+    session = make_project(plugins=[("extra", Extra(exhausted))]).session(model=CLAUDE)
+
+    async def bounded() -> list[ToolPart]:  # a hang fails the test instead of stalling the run
+        return [await asyncio.wait_for(session.dispatch(call("exhausted", "{}")), 60)]
+
+    [part] = run(bounded())
+
+    assert part.status == "error" and "StopIteration" in part.text
+    assert part.text.startswith("RuntimeError: ")
+
+
 def test_a_missing_file_is_the_read_error_text(make_project, project_dir) -> None:
     session = make_project().session(model=CLAUDE)
 
