@@ -23,11 +23,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .context import ToolContext
 from .errors import InvalidArgumentsError, ToolError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from .context import ToolContext
 
 INTERRUPTED = "[Tool execution was interrupted]"
 
@@ -224,6 +225,8 @@ def describe_pydantic_errors(errors: list[dict[str, Any]], schema: Mapping[str, 
 
 def _ctx_parameter(param: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
     annotation = hints.get(param.name, param.annotation)
+    from .context import ToolContext
+
     if annotation is ToolContext or annotation == "ToolContext":
         return True
     return param.name == "ctx" and annotation in (inspect.Parameter.empty, Any)
