@@ -537,8 +537,6 @@ def _model_from_signature(function: Callable[..., Any], name: str) -> type[BaseM
     for param in signature.parameters.values():
         if _ctx_parameter(param, hints):
             continue
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(f"tool {name!r}: *args and **kwargs parameters cannot be described to a model")
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (annotation, default)
@@ -626,6 +624,10 @@ def tool(
             only = _model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
             model = only
             if only is None:
+                if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in candidates):
+                    raise TypeError(
+                        f"tool {name!r}: *args and **kwargs parameters cannot be described to a model"
+                    )
                 from_signature = functools.partial(_model_from_signature, fn, name)
         names = [name, fn.__name__]
         if fn.__name__ == "default":

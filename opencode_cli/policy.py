@@ -290,9 +290,12 @@ def offered(
     *,
     config_switches: Mapping[str, Any] | None = None,
     request_switches: Mapping[str, Any] | None = None,
+    schemas: bool = False,
 ) -> Offer:
     """Decide what is offered: the offered tools get their definitions (after the ``tool_definition``
-    hooks; one that cannot be described is hidden as failed), the others their reason."""
+    hooks; one that cannot be described is hidden as failed), the others their reason. Each schema is
+    made when it is first read, so a listing never pays for one; ``schemas=True`` makes them now, for
+    whoever sends them, so that a tool whose parameters cannot be described is hidden as failed too."""
     from .registry import Hidden
 
     denied = disabled([entry.id for entry in registry.all()], ruleset)
@@ -310,7 +313,7 @@ def offered(
             denied=denied,
         )
         if reason is None:
-            definition = registry.safe_definition(entry, situation.model)
+            definition = registry.safe_definition(entry, situation.model, schema=schemas)
             if definition is not None:
                 if entry.id == "task" and entry.source.kind == "builtin" and situation.task_agents:
                     described = definition.output.description

@@ -381,10 +381,12 @@ class Project:
         rules: Ruleset = (),  # type: ignore[assignment]
         switches: Mapping[str, bool] | None = None,
         generation: Generation | None = None,
+        schemas: bool = False,
     ) -> Offer:
         """What ``model`` is offered when talking to ``agent`` (with the session's ``rules`` and the
         request's ``switches``), and what is hidden and why: see :mod:`opencode_cli.policy`.
-        ``generation`` (default: the current one) gives the tools, the agents and the config."""
+        ``generation`` (default: the current one) gives the tools, the agents and the config;
+        ``schemas=True`` makes every schema now, a broken one hidden as failed (:func:`~.policy.offered`)."""
         from .permission import merge
         from .policy import Situation, describe_task, offered
 
@@ -403,6 +405,7 @@ class Project:
             merge(chosen.permission, list(rules)),
             config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,
             request_switches=switches,
+            schemas=schemas,
         )
 
     def tools(self, model: ModelRef | str | None = None, agent: str | None = None) -> list[ToolDefinition]:

@@ -189,11 +189,17 @@ class Registry:
             self.plugins.call("tool_definition", tool_id=entry.id, model=model, output=output)
         return ToolDefinition(entry, output)
 
-    def safe_definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition | None:
+    def safe_definition(
+        self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
+    ) -> ToolDefinition | None:
         """:meth:`definition`, or ``None`` (the failure recorded and reported) when the tool cannot be
-        described (its module fails to import, say)."""
+        described (its module fails to import, say). ``schema=True`` makes the JSON Schema now too, so
+        that parameters without one fail here, for this tool alone, rather than when the schema is read."""
         try:
-            return self.definition(entry, model)
+            definition = self.definition(entry, model)
+            if schema:
+                definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
+            return definition
         except Exception as error:
             from .plugins import describe_exception
 

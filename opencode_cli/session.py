@@ -463,7 +463,9 @@ class Session:
         if self.extra.get(QUESTION_ASKER) is None:  # nobody can answer: off, as the last switch
             switches.pop(QUESTION_TOOL, None)  # (the last matching switch decides, so no "*" turns it on)
             switches[QUESTION_TOOL] = False
-        offer = self.project.offer(model, self.agent, rules=self.rules, switches=switches or None)
+        offer = self.project.offer(
+            model, self.agent, rules=self.rules, switches=switches or None, schemas=True
+        )
         profile = self.profile or (profile_for(model.provider, model.id) if model else "default")
         strict = {"openai": False, "openai-strict": True}.get(profile)
         wire = []

@@ -192,7 +192,9 @@ class Watcher:
     def _snapshot(self, generation: ProjectGeneration) -> tuple[dict[str, ToolInfo], dict[str, str]]:
         from ..plugins import describe_exception
 
-        offer = self.project.offer(self._model_for(generation), self.agent, generation=generation)
+        offer = self.project.offer(
+            self._model_for(generation), self.agent, generation=generation, schemas=True
+        )
         tools: dict[str, ToolInfo] = {}
         failures: dict[str, str] = {}
         for definition in offer.tools:

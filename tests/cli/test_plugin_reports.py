@@ -218,6 +218,42 @@ def test_plugins_list_shows_the_warnings(run_cli: Any, cli_env: dict[str, str]) 
     assert len(record["warnings"]) == 2
 
 
+UNDESCRIBABLE = """
+from opencode_cli import tool
+
+
+class Thing:
+    pass
+
+
+@tool
+def default(thing: Thing) -> str:
+    "Take a thing."
+    return "taken"
+"""
+
+
+def test_a_tool_whose_parameters_have_no_schema_fails_alone(run_cli: Any, cli_env: dict[str, str]) -> None:
+    """Its model is made on first use: a listing shows it, and whatever needs its schema hides it as
+    failed, with a warning, and goes on with the others."""
+    path = Path(cli_env["project"]) / ".opencode" / "tool" / "thing.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(UNDESCRIBABLE.lstrip("\n"))
+
+    listed = run_cli("tools", "list")
+    assert listed.exit_code == 0, listed.output
+    assert "thing" in listed.stdout.split()
+
+    schemas = run_cli("tools", "schema", "--model", "gpt-5")
+    assert schemas.exit_code == 0, schemas.output
+    names = [entry.get("name") or entry["function"]["name"] for entry in json.loads(schemas.stdout)]
+    assert "read" in names and "thing" not in names
+    assert "warning: tool thing (file " in schemas.stderr and "failed to load" in schemas.stderr
+
+    hidden = json.loads(run_cli("tools", "list", "--all", "--json").stdout)["hidden"]
+    assert "thing" not in [h["id"] for h in hidden]  # a listing never made the schema
+
+
 # -- the same through a real entry-point plugin and the real command -------------------------------------
 
 WEATHER = '''
