@@ -156,6 +156,11 @@ def main() -> None:
         ]  # fmt: skip
         for _, command, cwd, run_env, _ in rows:  # warm the file cache, and check each command works
             run_once(command, cwd, run_env)
+        listed = subprocess.run(
+            [script, "tools", "list"], cwd=there, env=plugin_env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        if "echo" not in listed or "bench_plugin_tool" not in listed:
+            raise SystemExit(f"the tool file's or the plugin's tool is not listed:\n{' '.join(listed)}")
         times: dict[str, list[float]] = {label: [] for label, *_ in rows}
         memory: dict[str, float] = {label: 0.0 for label, *_ in rows}
         for _ in range(options.runs):
