@@ -432,30 +432,7 @@ def set_key(path: Path, dotted: str, value: Any) -> Path | None:
     ):
         backup = path.with_name(path.name + ".bak")
         backup.write_bytes(path.read_bytes())
+    from .files import atomic_write
+
     atomic_write(path, text)
     return backup
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename.
-
-    The file's permission bits are kept when it already exists.
-    """
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        else:
-            os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -82,3 +82,16 @@ def test_a_refusal_from_a_real_process(run_process, folder: Path) -> None:
     assert "Traceback" not in result.stderr
     assert "tool_output.max_lines must be a positive integer, not 'abc'" in result.stderr
     assert config.read_text() == BEFORE
+
+
+def test_a_setting_is_written_through_a_symlinked_config(run_cli, folder: Path, tmp_path: Path) -> None:
+    """A config kept elsewhere (a dotfiles repository) and linked in: the target changes, the link stays."""
+    kept = tmp_path / "dotfiles" / "opencode.toml"
+    kept.parent.mkdir()
+    kept.write_text('model = "openai/gpt-5"\n')
+    link = folder / "opencode.toml"
+    link.symlink_to(kept)
+    result = run_cli("config", "set", "tool_output.max_lines", "50")
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and link.resolve() == kept.resolve()
+    assert "max_lines = 50" in kept.read_text()
