@@ -141,7 +141,7 @@ def main() -> None:
         here, there = str(project), str(extended)
         rows: list[tuple[str, list[str], str, dict[str, str], str]] = [
             ('python -c "import typer"', [sys.executable, "-c", "import typer"], here, env, "base"),
-            ('python -c "import typer, asyncio, pydantic"',
+            ("floor: typer, asyncio, pydantic",
              [sys.executable, "-c", "import typer, asyncio; from pydantic import BaseModel"], here, env, ""),
             ("opencode --help", [script, "--help"], here, env, ""),
             ("tools list", [script, "tools", "list"], here, env, "list"),

@@ -287,8 +287,10 @@ class Tool:
         """A plain (not ``async``) function runs in a worker thread unless it declares it never blocks
         (``@tool(blocking=False)``: quick, no I/O), in which case it is called on the event loop."""
         self._call_shape: tuple[str, str | None, list[str]] | None = None
-        if execute is not None:
-            self._call_shape = _call_shape(execute, None if parameters_from else self.parameters)
+        if execute is not None and parameters_from is None:  # else: at the first call (see _shape)
+            self._call_shape = _call_shape(execute, self.parameters)
+        self._plain: Callable[[], dict[str, Any] | None] | None = None
+        """The facts of the parameters model (see :mod:`opencode_cli.plain_args`), when known ahead."""
         if parameters_from is None and self.parameters is None and self.json_schema is None:
             self.json_schema = {"type": "object", "properties": {}}
         self._schema_cache: dict[str, Any] | None = None
@@ -348,6 +350,13 @@ class Tool:
         problem = hostile_value(args)
         if problem is not None:
             raise InvalidArgumentsError(self.id, problem)
+        facts = self._plain() if self._plain is not None else None
+        if facts is not None:
+            from .plain_args import check
+
+            plain = check(facts, args)
+            if plain is not None:
+                return plain
         if self.parameters is not None:
             from pydantic import ValidationError
 
@@ -408,9 +417,9 @@ class Tool:
         """Run the tool on validated parameters. Subclasses override this; the default calls the function."""
         import asyncio
 
-        if self._function is None or self._call_shape is None:
+        if self._function is None:
             raise ToolError(f"The {self.id} tool has nothing to execute.")
-        kind, ctx_name, names = self._call_shape
+        kind, ctx_name, names = self._call_shape or self._shape()
         kwargs: dict[str, Any] = {}
         if kind == "model":
             call_args: tuple[Any, ...] = (params,)
@@ -430,6 +439,17 @@ class Tool:
         if inspect.isawaitable(result):
             result = await result
         return result
+
+    def _shape(self) -> tuple[str, str | None, list[str]]:
+        """The call shape of a tool whose model is made on first use: from its recorded facts when it has
+        them (the model need not be made), else from the model."""
+        assert self._function is not None
+        facts = self._plain() if self._plain is not None else None
+        if facts is not None:
+            self._call_shape = _call_shape(self._function, None, list(facts["fields"]))
+        else:
+            self._call_shape = _call_shape(self._function, self.parameters)
+        return self._call_shape
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
@@ -502,8 +522,11 @@ async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
         remove()
 
 
-def _call_shape(function: Callable[..., Any], model: Any) -> tuple[str, str | None, list[str]]:
-    """How to call ``function``: with the model instance or with keyword arguments, and where ctx goes."""
+def _call_shape(
+    function: Callable[..., Any], model: Any, fields: list[str] | None = None
+) -> tuple[str, str | None, list[str]]:
+    """How to call ``function``: with the model instance or with keyword arguments, and where ctx goes.
+    ``fields`` names the model's fields when the model itself is not at hand."""
     signature = inspect.signature(function)
     try:
         hints = inspect.get_annotations(function, eval_str=True)
@@ -516,12 +539,12 @@ def _call_shape(function: Callable[..., Any], model: Any) -> tuple[str, str | No
             ctx_name = param.name
         else:
             names.append(param.name)
-    if len(names) == 1 and model is not None:
+    if len(names) == 1 and (model is not None or fields is not None):
         # ``execute(params: Model)``, or OpenCode's ``execute(args, ctx)`` with no annotation: the whole model
         annotated = _model_class(hints.get(names[0]))
-        fields = getattr(model, "model_fields", {})
-        if (annotated is not None and issubclass(model, annotated)) or (
-            annotated is None and names[0] not in fields
+        known = fields if fields is not None else getattr(model, "model_fields", {})
+        if (annotated is not None and model is not None and issubclass(model, annotated)) or (
+            annotated is None and names[0] not in known
         ):
             return "model", ctx_name, names
     return "kwargs", ctx_name, names
@@ -670,11 +693,13 @@ class LazyTool:
         description: str | Path | Callable[[], str] | None = None,
         source: ToolSource | None = None,
         schema: Callable[[], dict[str, Any] | None] | None = None,
+        plain: Callable[[], dict[str, Any] | None] | None = None,
     ) -> None:
         self.id = id
         self._init = init
         self._description = description
         self._schema = schema
+        self._plain = plain
         self.source = source or ToolSource("plugin", name="unknown")
 
     def __repr__(self) -> str:
@@ -726,6 +751,7 @@ class LazyTool:
                 source=self.source,
                 format_validation_error=built.get("format_validation_error"),
                 handles_abort=bool(built.get("handles_abort", False)),
+                parameters_from=built.get("parameters_from"),
             )
         else:
             raise TypeError(
@@ -733,6 +759,8 @@ class LazyTool:
             )
         if self._description is not None and not result.description:
             result.description = self.description
+        if self._plain is not None and result.json_schema is None:
+            result._plain = self._plain
         return result
 
 
@@ -742,17 +770,21 @@ def define(
     *,
     description: str | Path | Callable[[], str] | None = None,
     schema: Callable[[], dict[str, Any] | None] | None = None,
+    plain: Callable[[], dict[str, Any] | None] | None = None,
 ) -> LazyTool:
     """Declare a tool whose body is built on first use, as OpenCode's ``Tool.define(id, init)``.
 
     ``init`` is a zero-argument callable (or a ``"module:attribute"`` string naming one, imported lazily)
-    returning a :class:`Tool` or a mapping with ``description``, ``parameters`` (pydantic model) or
+    returning a :class:`Tool` or a mapping with ``description``, ``parameters`` (pydantic model; or
+    ``parameters_from``, a callable making it on first use, and ``execute`` then takes its instance) or
     ``json_schema``, ``execute`` and optionally ``format_validation_error``. ``description`` (text, a
     path to a ``.txt`` file, or a callable) lets listings show the tool without importing it; ``schema``
     (a callable giving the JSON Schema the built tool has, or ``None`` when it does not know) lets them
-    show its parameters without importing it either.
+    show its parameters without importing it either; ``plain`` (a callable giving the facts of its
+    parameters model, or ``None``: see :mod:`opencode_cli.plain_args`) lets a plainly valid call be
+    checked without making the model.
     """
-    return LazyTool(id, init, description, schema=schema)
+    return LazyTool(id, init, description, schema=schema, plain=plain)
 
 
 AnyTool = Tool | LazyTool

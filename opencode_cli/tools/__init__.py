@@ -35,6 +35,7 @@ def _builtin(tool_id: str) -> object:
         f"opencode_cli.tools.{tool_id}:init",
         description=HERE / f"{tool_id}.txt",
         schema=_schemas.recorded(tool_id),
+        plain=_schemas.plain(tool_id),
     )
 
 
@@ -77,6 +78,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
             "opencode_cli.tools.bash:init",
             description=_bash_prompt.describer(flags),
             schema=_schemas.recorded("bash"),
+            plain=_schemas.plain("bash"),
         )
     )
     register(_builtin("read"))

@@ -14,25 +14,49 @@ from typing import Any
 from ._schemas import FILE, RECORDED, module_of, source_digest
 
 
-def live_schema(tool_id: str) -> dict[str, Any]:
-    """The schema of the built tool (imports its module)."""
-    from ..contract import Tool
-
+def _built(tool_id: str) -> dict[str, Any]:
     module = importlib.import_module(f"opencode_cli.tools.{module_of(tool_id)}")
     if module_of(tool_id) == "task":
         from ..flags import Flags
 
-        built = module.init(Flags(experimental_background_subagents=tool_id == "task@background"))
-    else:
-        built = module.init()
-    tool = Tool(tool_id, "", parameters=built.get("parameters"), json_schema=built.get("json_schema"))
+        return module.init(Flags(experimental_background_subagents=tool_id == "task@background"))
+    return module.init()
+
+
+def live_model(tool_id: str) -> Any:
+    """The built tool's parameters model (``None`` for a JSON-Schema tool); imports its module."""
+    built = _built(tool_id)
+    if "parameters_from" in built:
+        return built["parameters_from"]()
+    return built.get("parameters")
+
+
+def live_schema(tool_id: str) -> dict[str, Any]:
+    """The schema of the built tool (imports its module)."""
+    from ..contract import Tool
+
+    built = _built(tool_id)
+    tool = Tool(tool_id, "", parameters=live_model(tool_id), json_schema=built.get("json_schema"))
     return tool.schema()
 
 
+def live_facts(tool_id: str) -> dict[str, Any] | None:
+    """The facts of the built tool's parameters model (see :mod:`opencode_cli.plain_args`)."""
+    from ..plain_args import facts_of
+
+    model = live_model(tool_id)
+    return facts_of(model) if model is not None else None
+
+
 def build_table() -> dict[str, Any]:
-    """Every recorded built-in's live schema and source digest."""
+    """Every recorded built-in's live schema, facts and source digest."""
     return {
-        tool_id: {"source": source_digest(tool_id), "schema": live_schema(tool_id)} for tool_id in RECORDED
+        tool_id: {
+            "source": source_digest(tool_id),
+            "schema": live_schema(tool_id),
+            "plain": live_facts(tool_id),
+        }
+        for tool_id in RECORDED
     }
 
 

@@ -2,8 +2,9 @@
 built-in's schema imports neither its module nor pydantic.
 
 ``schemas.json`` beside this module holds, per built-in, its JSON Schema (as :meth:`Tool.schema` makes
-it) and the SHA-256 of the module's source it was made from. A schema is used only while that source is
-unchanged: an edited tool module is read live until the file is written again with::
+it), the facts of its parameters model (:mod:`opencode_cli.plain_args`: a plainly valid call is checked
+without pydantic) and the SHA-256 of the module's source they were made from. They are used only while
+that source is unchanged: an edited tool module is read live until the file is written again with::
 
     python -m opencode_cli.tools._record
 
@@ -75,20 +76,38 @@ def _recorded_table() -> dict[str, Any]:
         return _table
 
 
+def _fresh_entry(tool_id: str) -> dict[str, Any] | None:
+    """The recorded entry while its module's source is the one it was recorded from, else ``None``."""
+    entry = _recorded_table().get(tool_id)
+    if entry is None:
+        return None
+    fresh = _fresh.get(tool_id)
+    if fresh is None:
+        try:
+            fresh = _fresh[tool_id] = entry.get("source") == source_digest(tool_id)
+        except OSError:
+            fresh = _fresh[tool_id] = False
+    return entry if fresh else None
+
+
 def recorded(tool_id: str) -> Callable[[], dict[str, Any] | None]:
     """The schema loader :func:`~opencode_cli.contract.define` takes for a built-in: the recorded schema
     while its module's source is the one it was recorded from, else ``None`` (the tool is built)."""
 
     def schema() -> dict[str, Any] | None:
-        entry = _recorded_table().get(tool_id)
-        if entry is None:
-            return None
-        fresh = _fresh.get(tool_id)
-        if fresh is None:
-            try:
-                fresh = _fresh[tool_id] = entry.get("source") == source_digest(tool_id)
-            except OSError:
-                fresh = _fresh[tool_id] = False
-        return copy.deepcopy(entry["schema"]) if fresh else None
+        entry = _fresh_entry(tool_id)
+        return copy.deepcopy(entry["schema"]) if entry is not None else None
 
     return schema
+
+
+def plain(tool_id: str) -> Callable[[], dict[str, Any] | None]:
+    """The facts loader :func:`~opencode_cli.contract.define` takes for a built-in (see
+    :mod:`opencode_cli.plain_args`): the recorded facts of its parameters model while its module's source
+    is the one they were recorded from, else ``None`` (every call is validated by the model)."""
+
+    def facts() -> dict[str, Any] | None:
+        entry = _fresh_entry(tool_id)
+        return entry.get("plain") if entry is not None else None
+
+    return facts

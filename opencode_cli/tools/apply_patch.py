@@ -28,13 +28,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import stat
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .. import boundary, files
 from ..context import ToolContext
@@ -53,6 +52,9 @@ from ..patch import (
 )
 from ._paths import relative
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 VERIFICATION_FAILED = "apply_patch verification failed"
 SUCCESS = "Success. Updated the following files:"
 EMPTY_PATCH = "*** Begin Patch\n*** End Patch"
@@ -61,12 +63,20 @@ T = TypeVar("T")
 ChangeType = Literal["add", "update", "delete", "move"]
 
 
-class ApplyPatchParameters(BaseModel):
-    """Arguments of the apply_patch tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The apply_patch tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field
 
-    model_config = ConfigDict(extra="ignore")
+    class ApplyPatchParameters(BaseModel):
+        """Arguments of the apply_patch tool."""
 
-    patchText: str = Field(description="The full patch text that describes all changes to be made")
+        model_config = ConfigDict(extra="ignore")
+
+        patchText: str = Field(description="The full patch text that describes all changes to be made")
+
+    return ApplyPatchParameters
 
 
 # -- errors as Node words them --------------------------------------------------------------------------
@@ -559,7 +569,7 @@ def _summary(changes: list[Change], base: str) -> str:
     return SUCCESS + "\n" + "\n".join(lines)
 
 
-async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Verify every hunk, ask once, then apply them all (or none)."""
     text = params.patchText
     if not text:
@@ -613,4 +623,4 @@ async def execute(params: ApplyPatchParameters, ctx: ToolContext) -> ToolResult:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": ApplyPatchParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import boundary, files
 from ..context import ToolContext
@@ -29,21 +28,32 @@ from ..lsp import diagnostics as lsp
 from ._paths import reason, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 OUTPUT = "Edit applied successfully."
 T = TypeVar("T")
 
 
-class EditParameters(BaseModel):
-    """Arguments of the edit tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The edit tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-    model_config = ConfigDict(extra="ignore")
+    class EditParameters(BaseModel):
+        """Arguments of the edit tool."""
 
-    filePath: str = Field(description="Absolute path of the file to change")
-    oldString: str = Field(description="The exact text to find and replace")
-    newString: str = Field(description="The text to put in its place (must differ from oldString)")
-    replaceAll: StrictBool | None = Field(
-        None, description="Replace every occurrence of oldString instead of exactly one (default false)"
-    )
+        model_config = ConfigDict(extra="ignore")
+
+        filePath: str = Field(description="Absolute path of the file to change")
+        oldString: str = Field(description="The exact text to find and replace")
+        newString: str = Field(description="The text to put in its place (must differ from oldString)")
+        replaceAll: StrictBool | None = Field(
+            None, description="Replace every occurrence of oldString instead of exactly one (default false)"
+        )
+
+    return EditParameters
 
 
 # -- helpers shared with write --------------------------------------------------------------------------
@@ -102,7 +112,7 @@ def _to_ending(text: str, ending: str) -> str:
     return text if ending == "\n" else text.replace("\n", "\r\n")
 
 
-def _prepare(target: files.Target, params: EditParameters) -> tuple[str, str, bool]:
+def _prepare(target: files.Target, params: Any) -> tuple[str, str, bool]:
     """``(old text, new text, BOM)`` of an edit of an existing file, raising the model-facing errors."""
     path = target.path
     try:
@@ -122,7 +132,7 @@ def _prepare(target: files.Target, params: EditParameters) -> tuple[str, str, bo
     return old_text, new_text, had_bom or new_bom
 
 
-async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Apply one edit (or create a file when ``oldString`` is empty)."""
     if not params.filePath:
         raise ToolError("filePath is required")
@@ -156,4 +166,4 @@ async def execute(params: EditParameters, ctx: ToolContext) -> ToolResult:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": EditParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

@@ -9,10 +9,9 @@ come in ripgrep's order (a parallel walk: unsorted); at most 100 are shown.
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from .. import boundary
 from ..context import ToolContext
@@ -21,26 +20,37 @@ from ..errors import ToolError
 from . import _ripgrep
 from ._paths import worktree_relative
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 LIMIT = 100
 TRUNCATED_NOTICE = (
     f"(Results are truncated: showing first {LIMIT} results. Consider using a more specific path or pattern.)"
 )
 
 
-class GlobParameters(BaseModel):
-    """Arguments of the glob tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The glob tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field
 
-    model_config = ConfigDict(extra="ignore")
+    class GlobParameters(BaseModel):
+        """Arguments of the glob tool."""
 
-    pattern: str = Field(description="The glob to match file paths against")
-    path: str | None = Field(
-        None,
-        description=(
-            "The directory to search in; the current working directory when left out. To use that "
-            'default, leave this field out entirely: do not pass "undefined" or "null". When given, it '
-            "must be the path of a directory."
-        ),
-    )
+        model_config = ConfigDict(extra="ignore")
+
+        pattern: str = Field(description="The glob to match file paths against")
+        path: str | None = Field(
+            None,
+            description=(
+                "The directory to search in; the current working directory when left out. To use that "
+                'default, leave this field out entirely: do not pass "undefined" or "null". When given, it '
+                "must be the path of a directory."
+            ),
+        )
+
+    return GlobParameters
 
 
 def _present(**values: Any) -> dict[str, Any]:
@@ -48,7 +58,7 @@ def _present(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
 
-async def execute(params: GlobParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """List up to 100 files matching ``pattern`` under ``path``."""
     await ctx.ask(
         "glob",
@@ -94,4 +104,4 @@ async def execute(params: GlobParameters, ctx: ToolContext) -> ToolResult:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": GlobParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

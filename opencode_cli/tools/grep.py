@@ -9,19 +9,21 @@ first 100 matching lines are shown in ripgrep's order, grouped by file. ripgrep 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from .. import boundary
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
 from . import _ripgrep
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 LIMIT = 100
 MAX_LINE_LENGTH = 2000
@@ -30,18 +32,26 @@ NO_MATCHES = "No files found"
 TRUNCATED_NOTICE = "(Results truncated. Consider using a more specific path or pattern.)"
 
 
-class GrepParameters(BaseModel):
-    """Arguments of the grep tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The grep tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field
 
-    model_config = ConfigDict(extra="ignore")
+    class GrepParameters(BaseModel):
+        """Arguments of the grep tool."""
 
-    pattern: str = Field(description="The regular expression to look for in the contents of files")
-    path: str | None = Field(
-        None, description="The directory to search in; the current working directory when left out."
-    )
-    include: str | None = Field(
-        None, description='A glob naming the files to search (e.g. "*.js", "*.{ts,tsx}")'
-    )
+        model_config = ConfigDict(extra="ignore")
+
+        pattern: str = Field(description="The regular expression to look for in the contents of files")
+        path: str | None = Field(
+            None, description="The directory to search in; the current working directory when left out."
+        )
+        include: str | None = Field(
+            None, description='A glob naming the files to search (e.g. "*.js", "*.{ts,tsx}")'
+        )
+
+    return GrepParameters
 
 
 @dataclass(frozen=True)
@@ -121,7 +131,7 @@ def _present(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
 
-async def execute(params: GrepParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Search for ``pattern`` under ``path`` (a directory or one file); show up to 100 matching lines."""
     if not params.pattern:
         raise ToolError("pattern is required")
@@ -179,4 +189,4 @@ async def execute(params: GrepParameters, ctx: ToolContext) -> ToolResult:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": GrepParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

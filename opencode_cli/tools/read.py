@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import os
 import stat as stat_module
 from dataclasses import dataclass, field
-from typing import IO, Any
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import boundary, files
 from ..context import AbortSignal, ToolContext
 from ..contract import AbortedError, Attachment, ToolResult
 from ..errors import ToolError
 from ._paths import stat_or_none, worktree_relative
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 DEFAULT_READ_LIMIT = 2000
 MAX_LINE_LENGTH = 2000
@@ -60,26 +61,35 @@ EXTENSION_TYPES = {
 }
 
 
-class ReadParameters(BaseModel):
-    """Arguments of the read tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The read tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    from pydantic_core import PydanticCustomError
 
-    model_config = ConfigDict(extra="ignore")
+    class ReadParameters(BaseModel):
+        """Arguments of the read tool."""
 
-    filePath: str = Field(description="Absolute path of the file or directory to read")
-    offset: int | None = Field(
-        None, ge=0, description="Line (or directory entry) number to start from, counting from 1"
-    )
-    limit: int | None = Field(
-        None, ge=0, description="Maximum number of lines (or entries) to return (default 2000)"
-    )
+        model_config = ConfigDict(extra="ignore")
 
-    @field_validator("offset", "limit", mode="before")
-    @classmethod
-    def _numbers_only(cls, value: Any) -> Any:
-        """Numbers are not parsed out of strings (nor taken from booleans)."""
-        if isinstance(value, str | bool | bytes):
-            raise PydanticCustomError("int_type", "Input should be a valid integer")
-        return value
+        filePath: str = Field(description="Absolute path of the file or directory to read")
+        offset: int | None = Field(
+            None, ge=0, description="Line (or directory entry) number to start from, counting from 1"
+        )
+        limit: int | None = Field(
+            None, ge=0, description="Maximum number of lines (or entries) to return (default 2000)"
+        )
+
+        @field_validator("offset", "limit", mode="before")
+        @classmethod
+        def _numbers_only(cls, value: Any) -> Any:
+            """Numbers are not parsed out of strings (nor taken from booleans)."""
+            if isinstance(value, str | bool | bytes):
+                raise PydanticCustomError("int_type", "Input should be a valid integer")
+            return value
+
+    return ReadParameters
 
 
 # -- paths -------------------------------------------------------------------------------------------
@@ -428,7 +438,7 @@ def _read_file(
     )
 
 
-async def execute(params: ReadParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Read a file window, a directory page, or an image/PDF attachment."""
     path = str(ctx.resolve(params.filePath))
     title = worktree_relative(ctx, path)
@@ -500,4 +510,4 @@ def _open(path: str) -> tuple[int, str | None, bool]:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": ReadParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

@@ -12,9 +12,8 @@ Once written, the file's language servers are told and their errors appended
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+import functools
+from typing import TYPE_CHECKING, Any
 
 from .. import files
 from ..context import ToolContext
@@ -23,16 +22,29 @@ from ..lsp import diagnostics as lsp
 from ._paths import worktree_relative
 from .edit import finish, pinned, read_existing, write_atomically
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 OUTPUT = "Wrote file successfully."
 
 
-class WriteParameters(BaseModel):
-    """Arguments of the write tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The write tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field
 
-    model_config = ConfigDict(extra="ignore")
+    class WriteParameters(BaseModel):
+        """Arguments of the write tool."""
 
-    content: str = Field(description="The complete content the file should hold")
-    filePath: str = Field(description="Absolute path of the file to write (must be absolute, not relative)")
+        model_config = ConfigDict(extra="ignore")
+
+        content: str = Field(description="The complete content the file should hold")
+        filePath: str = Field(
+            description="Absolute path of the file to write (must be absolute, not relative)"
+        )
+
+    return WriteParameters
 
 
 def _old_content(target: files.Target) -> tuple[bool, str, bool]:
@@ -48,7 +60,7 @@ def _diff(path: str, old: str, new: str) -> str:
     return files.trim_diff(files.unified_diff(path, old, new))
 
 
-async def execute(params: WriteParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Write the file."""
     path = str(ctx.resolve(params.filePath))
     title = worktree_relative(ctx, path)
@@ -70,4 +82,4 @@ async def execute(params: WriteParameters, ctx: ToolContext) -> ToolResult:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": WriteParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

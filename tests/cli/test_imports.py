@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +51,28 @@ def test_tools_list_imports_nothing_it_does_not_use(args: list[str], cli_env: di
         if name.startswith("opencode_cli.tools.") and not name.split(".")[-1].startswith("_")
     )
     assert tool_modules == []  # listing reads descriptions, it imports no tool
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tools", "run", "read", "filePath=README.md"],
+        ["tools", "run", "glob", "pattern=*.md"],
+        ["tools", "call", '{"name": "read", "arguments": {"filePath": "README.md"}}'],
+    ],
+    ids=" ".join,
+)
+def test_a_plainly_valid_call_of_a_file_tool_imports_no_pydantic(
+    args: list[str], cli_env: dict[str, str]
+) -> None:
+    """Its arguments are checked against the recorded facts of the tool's model (opencode_cli.plain_args)."""
+    (Path(cli_env["project"]) / "README.md").write_text("# A readme\n")
+    modules = modules_after(args, cli_env)
+    assert f"opencode_cli.tools.{'glob' if 'glob' in args else 'read'}" in modules  # the tool did run
+    assert "pydantic" not in modules and "pydantic_core" not in modules
+
+
+def test_a_call_the_facts_cannot_settle_uses_the_model(cli_env: dict[str, str]) -> None:
+    (Path(cli_env["project"]) / "README.md").write_text("# A readme\n")
+    modules = modules_after(["tools", "run", "read", "filePath=README.md", "offset:=2"], cli_env)
+    assert "pydantic" in modules  # offset has a validator of its own: the model decides
