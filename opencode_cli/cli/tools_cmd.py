@@ -212,6 +212,8 @@ def flag_rules(values: list[str], action: str) -> list[Any]:
 def warn_unasked(project: Any, allow: Sequence[str], deny: Sequence[str]) -> None:
     """A warning on stderr for each ``--allow``/``--deny`` whose permission no registered tool asks (a
     typo would otherwise leave the rule silently unused); a configured MCP server's ``NAME_`` counts."""
+    if not allow and not deny:
+        return
     from ..mcp.source import sanitize
     from ..permission import unasked
 
