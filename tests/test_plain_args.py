@@ -32,7 +32,7 @@ VALUES = st.one_of(
 
 
 def test_the_file_tools_have_facts() -> None:
-    assert {"read", "glob", "grep", "edit", "write", "apply_patch", "bash"} <= set(WITH_FACTS)
+    assert {"read", "glob", "grep", "edit", "write", "apply_patch", "bash", "skill", "lsp"} <= set(WITH_FACTS)
 
 
 @pytest.mark.parametrize("tool_id", WITH_FACTS)

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import boundary, paths
 from ..context import ToolContext
@@ -34,6 +32,9 @@ from ..errors import ToolError
 from ..flags import Flags
 from ..truncate import Truncator
 from . import _bash_prompt, _shell, _shell_output, _shell_scan
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 T = TypeVar("T")
 
@@ -47,28 +48,37 @@ TIMEOUT_NOTE = (
 TRUNCATED_PREFIX = "...output truncated...\n\nFull output saved to: {path}\n\n"
 
 
-class BashParameters(BaseModel):
-    """Arguments of the bash tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The bash tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    from pydantic_core import PydanticCustomError
 
-    model_config = ConfigDict(extra="ignore")
+    class BashParameters(BaseModel):
+        """Arguments of the bash tool."""
 
-    command: str = Field(description="The command to execute")
-    timeout: int | None = Field(None, gt=0, description="Optional timeout in milliseconds")
-    workdir: str | None = Field(
-        None,
-        description=(
-            "The directory to run the command in; the project directory when left out. "
-            "Use this instead of 'cd' commands."
-        ),
-    )
+        model_config = ConfigDict(extra="ignore")
 
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _number_only(cls, value: Any) -> Any:
-        """A number, not one written in a string (nor a boolean): arguments are not coerced."""
-        if isinstance(value, str | bool | bytes):
-            raise PydanticCustomError("int_type", "Input should be a valid integer")
-        return value
+        command: str = Field(description="The command to execute")
+        timeout: int | None = Field(None, gt=0, description="Optional timeout in milliseconds")
+        workdir: str | None = Field(
+            None,
+            description=(
+                "The directory to run the command in; the project directory when left out. "
+                "Use this instead of 'cd' commands."
+            ),
+        )
+
+        @field_validator("timeout", mode="before")
+        @classmethod
+        def _number_only(cls, value: Any) -> Any:
+            """A number, not one written in a string (nor a boolean): arguments are not coerced."""
+            if isinstance(value, str | bool | bytes):
+                raise PydanticCustomError("int_type", "Input should be a valid integer")
+            return value
+
+    return BashParameters
 
 
 class _Reporter:
@@ -134,7 +144,7 @@ def _output_text(collected: _shell_output.Collected, notes: list[str]) -> str:
     return output
 
 
-async def execute(params: BashParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Scan, ask, run ``params.command`` and report its output (see the module docstring)."""
     if params.timeout is not None and params.timeout < 0:  # only reachable when validation is bypassed
         raise ToolError(f"Invalid timeout value: {params.timeout}. Timeout must be a positive number.")
@@ -205,4 +215,4 @@ def init() -> dict[str, Any]:
 
     An abort while the command runs is answered by the tool itself, with the output so far.
     """
-    return {"parameters": BashParameters, "execute": execute, "handles_abort": True}
+    return {"parameters_from": parameters, "execute": execute, "handles_abort": True}

@@ -10,17 +10,19 @@ and is started again by the next call.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import boundary
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
 from ._paths import worktree_relative
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 NO_SERVER = "No LSP server available for this file type."
 
@@ -51,21 +53,31 @@ CAPABILITY = {
 }
 
 
-class LspParameters(BaseModel):
-    """Arguments of the lsp tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The lsp tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field
 
-    model_config = ConfigDict(extra="ignore")
+    class LspParameters(BaseModel):
+        """Arguments of the lsp tool."""
 
-    operation: Operation = Field(description="What to ask the language server")
-    filePath: str = Field(description="The file to ask about: an absolute path, or relative to the project")
-    line: int = Field(ge=1, description="The line of the position, counted from 1 as editors show it")
-    character: int = Field(ge=1, description="The character of the position on that line, counted from 1")
-    query: str | None = Field(
-        None, description="For workspaceSymbol: the text symbol names must match (empty: every symbol)"
-    )
+        model_config = ConfigDict(extra="ignore")
+
+        operation: Operation = Field(description="What to ask the language server")
+        filePath: str = Field(
+            description="The file to ask about: an absolute path, or relative to the project"
+        )
+        line: int = Field(ge=1, description="The line of the position, counted from 1 as editors show it")
+        character: int = Field(ge=1, description="The character of the position on that line, counted from 1")
+        query: str | None = Field(
+            None, description="For workspaceSymbol: the text symbol names must match (empty: every symbol)"
+        )
+
+    return LspParameters
 
 
-def _metadata(params: LspParameters, path: str) -> dict[str, Any]:
+def _metadata(params: Any, path: str) -> dict[str, Any]:
     if params.operation == "workspaceSymbol":
         return {"operation": params.operation}
     if params.operation == "documentSymbol":
@@ -78,7 +90,7 @@ def _metadata(params: LspParameters, path: str) -> dict[str, Any]:
     }
 
 
-def _title(params: LspParameters, relative: str) -> str:
+def _title(params: Any, relative: str) -> str:
     if params.operation == "workspaceSymbol":
         return params.operation
     if params.operation == "documentSymbol":
@@ -86,7 +98,7 @@ def _title(params: LspParameters, relative: str) -> str:
     return f"{params.operation} {relative}:{params.line}:{params.character}"
 
 
-async def _ask(client: Any, params: LspParameters, path: str) -> list[Any]:
+async def _ask(client: Any, params: Any, path: str) -> list[Any]:
     """One server's answer, as a list of JSON values (empty: nothing)."""
     from lsprotocol import types
     from lsprotocol.converters import get_converter
@@ -147,7 +159,7 @@ async def _ask(client: Any, params: LspParameters, path: str) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-async def execute(params: LspParameters, ctx: ToolContext) -> ToolResult:
+async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Send one request to the file's language servers."""
     path = str(ctx.resolve(params.filePath))
     await boundary.assert_external_directory(ctx, path, kind="file")
@@ -191,4 +203,4 @@ async def execute(params: LspParameters, ctx: ToolContext) -> ToolResult:
 
 def init() -> dict[str, Any]:
     """The tool's definition, built on first use."""
-    return {"parameters": LspParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

@@ -13,10 +13,9 @@ built. The built-in skill has no directory: its file list is empty.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..context import ToolContext
 from ..contract import ToolResult
@@ -26,17 +25,27 @@ from . import _ripgrep
 from ._skill_prompt import skills_of
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..project import Project
 
 FILE_LIMIT = 10
 
 
-class SkillParameters(BaseModel):
-    """Arguments of the skill tool."""
+@functools.cache
+def parameters() -> type[BaseModel]:
+    """The skill tool's arguments as a pydantic model, made on first use: a plainly valid call is
+    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
+    from pydantic import BaseModel, ConfigDict, Field
 
-    model_config = ConfigDict(extra="ignore")
+    class SkillParameters(BaseModel):
+        """Arguments of the skill tool."""
 
-    name: str = Field(description="The name of the skill to load, as listed in available_skills")
+        model_config = ConfigDict(extra="ignore")
+
+        name: str = Field(description="The name of the skill to load, as listed in available_skills")
+
+    return SkillParameters
 
 
 async def sample_files(skill: Skill, ctx: ToolContext) -> list[str]:
@@ -85,7 +94,7 @@ def render(skill: Skill, files: list[str]) -> str:
 def init(project: Project | None = None) -> dict[str, Any]:
     """The tool's definition, built on first use (``project`` supplies the skills)."""
 
-    async def execute(params: SkillParameters, ctx: ToolContext) -> ToolResult:
+    async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         """Load the named skill."""
         import asyncio
 
@@ -103,4 +112,4 @@ def init(project: Project | None = None) -> dict[str, Any]:
         )
 
     # the description comes from define(..., description=describer(project))
-    return {"parameters": SkillParameters, "execute": execute}
+    return {"parameters_from": parameters, "execute": execute}

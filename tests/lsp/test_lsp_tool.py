@@ -206,11 +206,11 @@ def test_a_server_command_that_does_not_exist_is_a_clear_error(
 
 def test_without_a_project_there_is_no_server(py_project: Path) -> None:
     from opencode_cli.context import ToolContext
-    from opencode_cli.tools.lsp import LspParameters, execute
+    from opencode_cli.tools.lsp import execute, parameters
 
     ctx = ToolContext(directory=py_project)
     with pytest.raises(ToolError, match=r"No LSP server available for this file type\."):
-        run(execute(LspParameters(**at("hover", "main.py", 3, 7)), ctx))
+        run(execute(parameters()(**at("hover", "main.py", 3, 7)), ctx))
 
 
 def test_description_and_parameters(make_project: ProjectFactory, lsp_env: dict[str, str]) -> None:

@@ -255,7 +255,7 @@ def test_invalid_timeout_values_are_rejected(bash: Harness) -> None:
 
 
 def test_negative_timeout_when_validation_is_bypassed() -> None:
-    params = bash_module.BashParameters.model_construct(command="true", timeout=-3, workdir=None)
+    params = bash_module.parameters().model_construct(command="true", timeout=-3, workdir=None)
     with pytest.raises(ToolError, match=r"Invalid timeout value: -3\. Timeout must be a positive number\."):
         asyncio.run(bash_module.execute(params, ToolContext()))
 

@@ -209,7 +209,7 @@ def test_tool_built_without_a_project_finds_skills_from_the_context(root: Path, 
     skill_file(root / ".opencode" / "skill" / "ctx-skill", "ctx-skill", "From the context.")
     definition = skill_module.init()
     ctx = ToolContext(directory=root, worktree=root, env=env)
-    result = asyncio.run(definition["execute"](skill_module.SkillParameters(name="ctx-skill"), ctx))
+    result = asyncio.run(definition["execute"](skill_module.parameters()(name="ctx-skill"), ctx))
     assert result.metadata["dir"] == str(root / ".opencode" / "skill" / "ctx-skill")
 
 
