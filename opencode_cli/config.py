@@ -36,7 +36,7 @@ from typing import Any
 
 from . import paths
 from .errors import ConfigError
-from .truncate import MAX_BYTES, MAX_LINES
+from .limits import MAX_BYTES, MAX_LINES
 
 FILE_NAME = "opencode.toml"
 #: OpenCode's file names, in the order it merges them (the later wins).
@@ -44,7 +44,7 @@ JSON_NAMES = ("opencode.jsonc", "opencode.json")
 GLOBAL_JSON_NAMES = ("config.json", "opencode.json", "opencode.jsonc")
 
 #: What a setting this package reads is when no config sets it (``opencode config get`` shows these; the
-#: limits are truncate's own constants, and ``subagent_depth`` is ``tools.task.DEFAULT_DEPTH``).
+#: limits are :mod:`opencode_cli.limits`, and ``subagent_depth`` is ``tools.task.DEFAULT_DEPTH``).
 DEFAULTS: dict[str, Any] = {
     "tool_output.max_lines": MAX_LINES,
     "tool_output.max_bytes": MAX_BYTES,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-MAX_LINES = 2000
-MAX_BYTES = 50 * 1024
+from .limits import MAX_BYTES, MAX_LINES
+
 RETENTION_SECONDS = 7 * 24 * 3600
 CLEANUP_INTERVAL_SECONDS = 3600
 _STAMP = ".last-cleanup"
