@@ -23,6 +23,7 @@ def test_the_recorded_schema_is_the_live_one(tool_id: str) -> None:
         "python -m opencode_cli.tools._record"
     )
     assert table[tool_id]["schema"] == _record.live_schema(tool_id)
+    assert table[tool_id]["plain"] == _record.live_facts(tool_id)
 
 
 def test_every_builtin_is_recorded(make_project: Callable[..., Project]) -> None:
@@ -36,6 +37,7 @@ def test_a_changed_source_is_read_live(monkeypatch: pytest.MonkeyPatch) -> None:
     _schemas._fresh.clear()
     monkeypatch.setattr(_schemas, "source_digest", lambda tool_id: "edited since")
     assert _schemas.recorded("read")() is None  # not trusted: define() falls back to building the tool
+    assert _schemas.plain("read")() is None  # nor the facts: every call goes to the model
     _schemas._fresh.clear()
     monkeypatch.undo()
     assert _schemas.recorded("read")() == _record.live_schema("read")
