@@ -253,6 +253,7 @@ class Tool:
     id: str = ""
     description: str = ""
     json_schema: dict[str, Any] | None = None
+    _plain: Callable[[], dict[str, Any] | None] | None = None
 
     def __init__(
         self,
@@ -289,7 +290,7 @@ class Tool:
         self._call_shape: tuple[str, str | None, list[str]] | None = None
         if execute is not None and parameters_from is None:  # else: at the first call (see _shape)
             self._call_shape = _call_shape(execute, self.parameters)
-        self._plain: Callable[[], dict[str, Any] | None] | None = None
+        self._plain = None
         """The facts of the parameters model (see :mod:`opencode_cli.plain_args`), when known ahead."""
         if parameters_from is None and self.parameters is None and self.json_schema is None:
             self.json_schema = {"type": "object", "properties": {}}
