@@ -23,8 +23,9 @@ def drive(coro: Coroutine[Any, Any, T], *, on_loop: Callable[[], None] | None = 
     It is stepped in this thread with no loop while it does not suspend (a bare ``yield``, as
     ``asyncio.sleep(0)``'s, just steps it again). Once it yields anything else, the rest of it runs on a
     new event loop by ``asyncio.run``; ``on_loop()`` is called first, in that loop's task (to install
-    what needs a loop, such as a signal handler). An exception that ends the driving early (Ctrl-C) is
-    thrown into the coroutine, so its ``finally`` blocks run.
+    what needs a loop, such as a signal handler). If the driving ends early (Ctrl-C between two steps,
+    ``on_loop`` failing), the coroutine is closed, so its ``finally`` blocks run. Not for a thread that
+    runs a loop already: there, await the coroutine.
     """
     yielded: Any = None
     try:
@@ -36,14 +37,21 @@ def drive(coro: Coroutine[Any, Any, T], *, on_loop: Callable[[], None] | None = 
     except BaseException:
         coro.close()
         raise
-    import asyncio
+    handed = False
+    try:
+        import asyncio
 
-    async def rest() -> T:
-        if on_loop is not None:
-            on_loop()
-        return await _resume(coro, yielded)  # type: ignore[no-any-return]
+        async def rest() -> T:
+            nonlocal handed
+            if on_loop is not None:
+                on_loop()
+            handed = True
+            return await _resume(coro, yielded)  # type: ignore[no-any-return]
 
-    return asyncio.run(rest())
+        return asyncio.run(rest())
+    finally:
+        if not handed:
+            coro.close()
 
 
 @types.coroutine

@@ -99,6 +99,23 @@ def test_an_error_thrown_in_by_the_loop_reaches_the_coroutine() -> None:
     assert caught == ["cancelled"]
 
 
+def test_a_failure_before_the_handover_closes_the_coroutine() -> None:
+    cleaned: list[str] = []
+
+    async def work() -> None:
+        try:
+            await need_loop()
+        finally:
+            cleaned.append("finally")
+
+    def on_loop() -> None:
+        raise OSError("no loop today")
+
+    with pytest.raises(OSError, match="no loop today"):
+        drive(work(), on_loop=on_loop)
+    assert cleaned == ["finally"]
+
+
 def test_need_loop_on_a_loop_returns_at_once() -> None:
     async def work() -> bool:
         await need_loop()
