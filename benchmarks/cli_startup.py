@@ -10,8 +10,8 @@ imports no tool module and none of the libraries only some commands need.
 
 Aims (2-core machine): `tools list` at most 1.25x the baseline, every `tools run` / `tools call` of a
 file tool at most 1.6x, peak memory at most 60 MiB. Figures are printed, never asserted. A second
-reference row imports what running any tool needs before a line of ours runs (Typer and asyncio, whose
-event loop every call runs on): the floor under every `tools run`.
+reference row imports Typer and asyncio: the floor under a call that runs on an event loop (a call of
+a built-in that never waits, such as `tools run read`, runs without one and imports no asyncio).
 
     python benchmarks/cli_startup.py [--runs N]
 """

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .loops import running_loop
+from .loops import driving, running_loop
 from .permission import Request as PermissionRequest
 
 if TYPE_CHECKING:
@@ -143,8 +143,6 @@ class ToolContext:
         Returns an awaitable when called on the event loop's thread (async tools: ``await ctx.ask(...)``)
         and blocks until answered when called from a worker thread (sync tools).
         """
-        import asyncio
-
         request = PermissionRequest(
             id="",
             session_id=self.session_id,
@@ -156,8 +154,10 @@ class ToolContext:
         )
         coroutine = self.asker(request)
         loop = self.loop
-        if running_loop() is not None:
+        if running_loop() is not None or driving():  # an async tool (also one driven without a loop)
             return coroutine
+        import asyncio
+
         if loop is None:
             return asyncio.run(coroutine)  # type: ignore[arg-type]
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()  # type: ignore[arg-type]

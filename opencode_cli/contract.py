@@ -416,8 +416,6 @@ class Tool:
 
     async def execute(self, params: Any, ctx: ToolContext) -> Any:
         """Run the tool on validated parameters. Subclasses override this; the default calls the function."""
-        import asyncio
-
         if self._function is None:
             raise ToolError(f"The {self.id} tool has nothing to execute.")
         kind, ctx_name, names = self._call_shape or self._shape()
@@ -434,7 +432,9 @@ class Tool:
         if inspect.iscoroutinefunction(function):
             return await function(*call_args, **kwargs)
         if self.blocking:
-            result = await asyncio.to_thread(_stop_iteration_as_error, function, *call_args, **kwargs)
+            from .loops import offload
+
+            result = await offload(_stop_iteration_as_error, function, *call_args, **kwargs)
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
@@ -454,10 +454,10 @@ class Tool:
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
-        import asyncio
+        from .loops import running_loop
 
         params = self.validate(args)
-        ctx.loop = asyncio.get_running_loop()
+        ctx.loop = running_loop()  # None in a call driven without a loop (opencode_cli.drive)
         if ctx.tool is None:
             ctx.tool = self.id
         if ctx.abort.aborted:
@@ -495,8 +495,13 @@ async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first.
 
     ``work`` runs in the calling task (no task of its own, no waiter task: a call costs no extra turns of
-    the loop); an abort cancels the calling task, and that one cancellation is taken back here.
+    the loop); an abort cancels the calling task, and that one cancellation is taken back here. Without a
+    running loop (a call driven by hand) ``work`` is just awaited.
     """
+    from .loops import running_loop
+
+    if running_loop() is None:
+        return await work
     import asyncio
 
     task = asyncio.current_task()

@@ -270,8 +270,6 @@ class PermissionService:
         waits until :meth:`reply`. ``on_pending(request)`` is called once it waits (after the
         ``permission.asked`` event): the asking session uses it to put the question to its user.
         """
-        import asyncio
-
         rules = list(ruleset)
         needs_asking = False
         for pattern in request.patterns:
@@ -282,6 +280,11 @@ class PermissionService:
                 needs_asking = True
         if not needs_asking:
             return
+        from .loops import need_loop
+
+        await need_loop()  # waiting for a reply needs a loop (a call driven without one moves to one)
+        import asyncio
+
         request.id = request.id or _new_request_id()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending[request.id] = (request, future)

@@ -388,6 +388,9 @@ class Plugins:
         caller = getattr(self.manager.hook, hook_name)
         if hook_name not in self._async_hooks:
             return caller(**kwargs)
+        from .loops import need_loop
+
+        await need_loop()
         import asyncio
 
         in_flight: list[concurrent.futures.Future[Any]] = []

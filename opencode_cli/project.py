@@ -486,12 +486,12 @@ class Project:
             return
         self._closed = True
         services = self.__dict__.get("services")
-        if services is not None and services.loop is running_loop():
+        if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
         if services is not None or "portal" in self.__dict__:
-            import asyncio
+            from .loops import offload
 
-            await asyncio.to_thread(self._close_elsewhere)
+            await offload(self._close_elsewhere)  # inline when no loop runs (a call driven without one)
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on

@@ -400,9 +400,8 @@ class Session:
         abort: AbortSignal | None,
         before: Callable[[], Awaitable[None]] | None = None,
     ) -> ToolResult:
-        import asyncio
-
         from .contract import INTERRUPTED
+        from .loops import is_cancellation
         from .transcript import ToolCallPart
 
         message = self.assistant()
@@ -414,7 +413,7 @@ class Session:
                 await before()
             result = await self._run(tool_id, args, call_id, abort, part)
         except BaseException as error:
-            cancelled = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
+            cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
             part.fail(INTERRUPTED if cancelled else (str(error) or type(error).__name__))
             self.transcript.update_part(part)
             raise

@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -128,17 +128,55 @@ def collect_from_now_on() -> None:
 TERM_GRACE = 3.0
 
 
-def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = None) -> T:
+#: The built-ins whose calls may start without an event loop (:func:`run_in_project` with ``loopless``):
+#: whatever they await is loop-optional (``loops.offload``, ``loops.need_loop`` before a real wait).
+LOOPLESS_TOOLS = frozenset({"read", "glob"})
+
+#: The hooks around a call: a plugin implementing one may need a loop, so its calls get one from the start.
+CALL_HOOKS = ("tool_execute", "tool_execute_before", "tool_execute_after")
+
+
+def loopless(project: Any, tool_ids: Sequence[str]) -> bool:
+    """Whether calls of ``tool_ids`` can start without an event loop: each is a built-in of
+    :data:`LOOPLESS_TOOLS` (not shadowed by a plugin's or a file's tool), no MCP server is configured, and
+    no plugin but the built-ins hooks the calls."""
+    if not tool_ids or project.generation.mcp_servers:
+        return False
+    entries = project.registry.entries
+    for tool_id in tool_ids:
+        entry = entries.get(tool_id)
+        if tool_id not in LOOPLESS_TOOLS or entry is None or getattr(entry.source, "kind", None) != "builtin":
+            return False
+    plugins = project.plugins
+    return not any(
+        getattr(plugins.record_for(name), "kind", "builtin") != "builtin"
+        for hook in CALL_HOOKS
+        for name in plugins.implementers(hook)
+    )
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler of a call running without an event loop."""
+
+
+def run_in_project(
+    project: Any, work: Callable[[], Awaitable[T]], abort: Any = None, *, without_loop: bool = False
+) -> T:
     """Run ``work()`` on a new event loop inside ``async with project``, so every service it starts is
     stopped on the way out: on success, on an error, on Ctrl-C (then the command ends with
     ``interrupted``, exit 130) and on SIGTERM (``abort`` is signalled, and the work is cancelled if it has
-    not ended within :data:`TERM_GRACE` seconds: ``terminated``, exit 143)."""
-    import asyncio
+    not ended within :data:`TERM_GRACE` seconds: ``terminated``, exit 143).
+
+    ``without_loop`` (see :func:`loopless`): the work starts with no event loop and no asyncio
+    (:func:`opencode_cli.drive.drive`) and moves to a loop only if it has to wait; until then SIGTERM
+    signals ``abort`` and ends the work at once (``terminated``, exit 143)."""
     import signal
 
     terminated = False
 
-    async def main() -> T:
+    def on_loop() -> None:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
 
@@ -152,20 +190,63 @@ def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = 
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGTERM, terminate)
+
+    async def main() -> T:
         async with project:
             return await work()
 
+    def terminate_here(signum: int, frame: Any) -> None:
+        nonlocal terminated
+        terminated = True
+        if abort is not None:
+            abort.abort("terminated")
+        raise _Terminated()
+
     collect_from_now_on()
+    installed = False
+    previous: Any = None
+
+    def restore() -> None:
+        nonlocal installed
+        if installed:
+            installed = False
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
     try:
-        return asyncio.run(main())
+        if without_loop:
+            from ..drive import drive
+
+            with contextlib.suppress(ValueError):  # only the main thread can set a handler
+                previous = signal.signal(signal.SIGTERM, terminate_here)
+                installed = True
+
+            def to_loop() -> None:
+                restore()  # the loop's handler takes over
+                on_loop()
+
+            return drive(main(), on_loop=to_loop)
+        import asyncio
+
+        async def on_a_loop() -> T:
+            on_loop()
+            return await main()
+
+        return asyncio.run(on_a_loop())
     except KeyboardInterrupt:
         err("interrupted")
         raise SystemExit(EXIT_INTERRUPTED) from None
-    except asyncio.CancelledError:
-        if not terminated:
+    except _Terminated:
+        err("terminated")
+        raise SystemExit(EXIT_TERMINATED) from None
+    except BaseException as error:
+        from ..loops import is_cancellation
+
+        if not (terminated and is_cancellation(error)):
             raise
         err("terminated")
         raise SystemExit(EXIT_TERMINATED) from None
+    finally:
+        restore()
 
 
 def first_line(text: str) -> str:

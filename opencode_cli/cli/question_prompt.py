@@ -13,7 +13,6 @@ questions. With neither values left nor a terminal, the call fails with a messag
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from dataclasses import dataclass, field
@@ -201,6 +200,8 @@ class TerminalAsker:
         except (AttributeError, ValueError, OSError):
             fd = None
         if fd is None:
+            import asyncio
+
             line = await asyncio.to_thread(self.stdin.readline)
             return line or None
         while b"\n" not in self._buffer:
@@ -215,6 +216,8 @@ class TerminalAsker:
 
 
 async def _read_when_ready(fd: int) -> bytes:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[Any] = loop.create_future()
     try:

@@ -19,6 +19,7 @@ from .common import (
     fail,
     first_line,
     friendly_errors,
+    loopless,
     make_project,
     model_of,
     print_json,
@@ -294,8 +295,9 @@ def run_tool(
         async with session:
             return await session.execute(found, arguments, abort=abort)
 
+    without_loop = servers is None and loopless(project, [ready[0]] if ready else [])
     try:
-        result = run_in_project(project, execute, abort)
+        result = run_in_project(project, execute, abort, without_loop=without_loop)
     except typer.Exit:
         raise
     except InvalidArgumentsError as error:

@@ -15,6 +15,7 @@ from .common import (
     err,
     fail,
     friendly_errors,
+    loopless,
     make_project,
     model_of,
     print_json,
@@ -94,7 +95,8 @@ def call(
         async with session:
             return [await session.dispatch(one) for one in calls]
 
-    parts = run_in_project(project, run_all)
+    names = [call.name if call.name in project.registry.entries else call.name.lower() for call in calls]
+    parts = run_in_project(project, run_all, without_loop=loopless(project, names))
     if as_json:
         print_json({"parts": [part.as_dict() for part in parts]})
     else:

@@ -202,13 +202,13 @@ class Services:
         those that allow it (``stop_on_any_loop``) runs on a fresh loop, the others are reported through
         ``warn``, and the process groups spawned for every service are SIGKILLed: nothing is orphaned.
         """
-        import asyncio
-
         loop = self._loop
         pending = [e for e in self._entries.values() if e.state not in ("stopped", "failed")]
         if loop is None or (self._closed and not pending):
             self._closed = True
             return
+        import asyncio
+
         running = running_loop()
         if running is loop:
             raise RuntimeError("Services.close() called on the services' own loop; await aclose() instead")

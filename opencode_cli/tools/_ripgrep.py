@@ -12,7 +12,6 @@ the process too.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import os
@@ -22,11 +21,15 @@ import sysconfig
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..context import AbortSignal
 from ..contract import AbortedError
 from ..errors import ToolError
+from ..loops import running_loop
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -157,6 +160,12 @@ async def run(
     if abort is not None and abort.aborted:
         raise AbortedError()
     command = [binary(), "--no-config", *args]
+    outcome: Outcome[T] = Outcome()
+    accept = _acceptor(outcome, limit, parse, max_record)
+    if running_loop() is None:  # a call driven without a loop: nothing else to run meanwhile
+        return _run_here(command, cwd, env, pass_fds, outcome, accept, limit, max_record, abort)
+    import asyncio
+
     try:
         process = await asyncio.create_subprocess_exec(
             *command,
@@ -183,19 +192,7 @@ async def run(
 
         watcher = asyncio.ensure_future(kill_on_abort())
 
-    outcome: Outcome[T] = Outcome()
     items = outcome.items
-
-    def accept(line: bytes) -> bool:
-        """Parse one line; ``True`` once more than ``limit`` items are held."""
-        if max_record is not None and len(line) > max_record:
-            raise RecordTooLargeError(max_record)
-        item = parse(line)
-        if item is None:
-            return False
-        items.append(item)
-        return len(items) > limit
-
     try:
         pending = b""
         stdout = process.stdout
@@ -237,6 +234,119 @@ async def run(
             stderr_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await stderr_task
+
+
+def _acceptor(
+    outcome: Outcome[T], limit: int, parse: Callable[[bytes], T | None], max_record: int | None
+) -> Callable[[bytes], bool]:
+    """Parse one line into ``outcome.items``; ``True`` once more than ``limit`` items are held."""
+    items = outcome.items
+
+    def accept(line: bytes) -> bool:
+        if max_record is not None and len(line) > max_record:
+            raise RecordTooLargeError(max_record)
+        item = parse(line)
+        if item is None:
+            return False
+        items.append(item)
+        return len(items) > limit
+
+    return accept
+
+
+def _run_here(
+    command: list[str],
+    cwd: str,
+    env: Mapping[str, str] | None,
+    pass_fds: tuple[int, ...],
+    outcome: Outcome[T],
+    accept: Callable[[bytes], bool],
+    limit: int,
+    max_record: int | None,
+    abort: AbortSignal | None,
+) -> Outcome[T]:
+    """:func:`run` without an event loop: the same reading, limit and results, both pipes read in this
+    thread through a selector (an abort is noticed within :data:`ABORT_POLL` seconds)."""
+    import selectors
+    import subprocess
+
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            pass_fds=pass_fds,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    except OSError:
+        raise ToolError("ripgrep execution failed") from None
+    assert process.stdout is not None and process.stderr is not None
+    stdout, stderr = process.stdout.fileno(), process.stderr.fileno()
+    errors = bytearray()
+    items = outcome.items
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdout, selectors.EVENT_READ)
+            selector.register(stderr, selectors.EVENT_READ)
+            pending = b""
+            full = False
+            open_pipes = 2
+            while open_pipes and not full:
+                if abort is not None and abort.aborted:
+                    raise AbortedError()
+                for key, _ in selector.select(ABORT_POLL):
+                    chunk = os.read(key.fd, READ_CHUNK)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        open_pipes -= 1
+                        if key.fd == stdout and pending:
+                            full = accept(pending)
+                            pending = b""
+                        continue
+                    if key.fd == stderr:
+                        room = ERROR_BYTES - len(errors)
+                        if room > 0:
+                            errors += chunk[:room]
+                        continue
+                    data = pending + chunk if pending else chunk
+                    start = 0
+                    while not full:
+                        end = data.find(b"\n", start)
+                        if end < 0:
+                            break
+                        if end > start:
+                            full = accept(data[start:end])
+                        start = end + 1
+                    if full:
+                        break
+                    pending = data[start:]
+                    if max_record is not None and len(pending) > max_record:
+                        raise RecordTooLargeError(max_record)
+        if full:
+            del items[limit:]
+            outcome.truncated = True
+            return outcome
+        outcome.code = process.wait()
+        outcome.stderr = errors.decode("utf-8", "replace")
+        if abort is not None and abort.aborted:
+            raise AbortedError()
+        return outcome
+    finally:
+        killed = False
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+                killed = True
+        process.stdout.close()
+        process.stderr.close()
+        process.wait()
+        outcome.killed = killed
+
+
+#: Seconds between two looks at the abort signal while ripgrep runs without an event loop.
+ABORT_POLL = 0.1
 
 
 # -- helpers shared by the tools -----------------------------------------------------------------------
