@@ -161,9 +161,9 @@ async def run(
         raise AbortedError()
     command = [binary(), "--no-config", *args]
     outcome: Outcome[T] = Outcome()
-    accept = _acceptor(outcome, limit, parse, max_record)
+    records = _Records(outcome, limit, parse, max_record)
     if running_loop() is None:  # a call driven without a loop: nothing else to run meanwhile
-        return _run_here(command, cwd, env, pass_fds, outcome, accept, limit, max_record, abort)
+        return _run_here(command, cwd, env, pass_fds, outcome, records, limit, abort)
     import asyncio
 
     try:
@@ -192,32 +192,14 @@ async def run(
 
         watcher = asyncio.ensure_future(kill_on_abort())
 
-    items = outcome.items
     try:
-        pending = b""
-        stdout = process.stdout
-        full = False
-        while not full:
-            chunk = await stdout.read(READ_CHUNK)
-            if not chunk:
-                full = bool(pending) and accept(pending)
+        while True:
+            chunk = await process.stdout.read(READ_CHUNK)
+            full = records.feed(chunk) if chunk else records.end()
+            if full or not chunk:
                 break
-            data = pending + chunk if pending else chunk
-            start = 0
-            while not full:
-                end = data.find(b"\n", start)
-                if end < 0:
-                    break
-                if end > start:
-                    full = accept(data[start:end])
-                start = end + 1
-            if full:
-                break
-            pending = data[start:]
-            if max_record is not None and len(pending) > max_record:
-                raise RecordTooLargeError(max_record)
         if full:
-            del items[limit:]
+            del outcome.items[limit:]
             outcome.truncated = True
             return outcome
         outcome.code = await process.wait()
@@ -236,22 +218,45 @@ async def run(
                 await stderr_task
 
 
-def _acceptor(
-    outcome: Outcome[T], limit: int, parse: Callable[[bytes], T | None], max_record: int | None
-) -> Callable[[bytes], bool]:
-    """Parse one line into ``outcome.items``; ``True`` once more than ``limit`` items are held."""
-    items = outcome.items
+class _Records(Generic[T]):
+    """ripgrep's output cut into lines, each parsed into ``outcome.items``: :meth:`feed` every chunk read,
+    then :meth:`end`. Both say ``True`` once more than ``limit`` items are held (the rest is not needed)."""
 
-    def accept(line: bytes) -> bool:
-        if max_record is not None and len(line) > max_record:
-            raise RecordTooLargeError(max_record)
-        item = parse(line)
+    def __init__(
+        self, outcome: Outcome[T], limit: int, parse: Callable[[bytes], T | None], max_record: int | None
+    ) -> None:
+        self.items = outcome.items
+        self.limit = limit
+        self.parse = parse
+        self.max_record = max_record
+        self.pending = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take the complete lines of ``pending + chunk``; keep the unfinished last one for later."""
+        data = self.pending + chunk if self.pending else chunk
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            if end > start and self._accept(data[start:end]):
+                return True
+            start = end + 1
+        self.pending = data[start:]
+        if self.max_record is not None and len(self.pending) > self.max_record:
+            raise RecordTooLargeError(self.max_record)
+        return False
+
+    def end(self) -> bool:
+        """The output ended: take its last line if it had no newline."""
+        pending, self.pending = self.pending, b""
+        return bool(pending) and self._accept(pending)
+
+    def _accept(self, line: bytes) -> bool:
+        if self.max_record is not None and len(line) > self.max_record:
+            raise RecordTooLargeError(self.max_record)
+        item = self.parse(line)
         if item is None:
             return False
-        items.append(item)
-        return len(items) > limit
-
-    return accept
+        self.items.append(item)
+        return len(self.items) > self.limit
 
 
 def _run_here(
@@ -260,9 +265,8 @@ def _run_here(
     env: Mapping[str, str] | None,
     pass_fds: tuple[int, ...],
     outcome: Outcome[T],
-    accept: Callable[[bytes], bool],
+    records: _Records[T],
     limit: int,
-    max_record: int | None,
     abort: AbortSignal | None,
 ) -> Outcome[T]:
     """:func:`run` without an event loop: the same reading, limit and results, both pipes read in this
@@ -285,12 +289,10 @@ def _run_here(
     assert process.stdout is not None and process.stderr is not None
     stdout, stderr = process.stdout.fileno(), process.stderr.fileno()
     errors = bytearray()
-    items = outcome.items
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(stdout, selectors.EVENT_READ)
             selector.register(stderr, selectors.EVENT_READ)
-            pending = b""
             full = False
             open_pipes = 2
             while open_pipes and not full:
@@ -298,34 +300,17 @@ def _run_here(
                     raise AbortedError()
                 for key, _ in selector.select(ABORT_POLL):
                     chunk = os.read(key.fd, READ_CHUNK)
+                    if key.fd == stderr:
+                        errors += chunk[: max(ERROR_BYTES - len(errors), 0)]
+                    else:
+                        full = records.feed(chunk) if chunk else records.end()
                     if not chunk:
                         selector.unregister(key.fd)
                         open_pipes -= 1
-                        if key.fd == stdout and pending:
-                            full = accept(pending)
-                            pending = b""
-                        continue
-                    if key.fd == stderr:
-                        room = ERROR_BYTES - len(errors)
-                        if room > 0:
-                            errors += chunk[:room]
-                        continue
-                    data = pending + chunk if pending else chunk
-                    start = 0
-                    while not full:
-                        end = data.find(b"\n", start)
-                        if end < 0:
-                            break
-                        if end > start:
-                            full = accept(data[start:end])
-                        start = end + 1
                     if full:
                         break
-                    pending = data[start:]
-                    if max_record is not None and len(pending) > max_record:
-                        raise RecordTooLargeError(max_record)
         if full:
-            del items[limit:]
+            del outcome.items[limit:]
             outcome.truncated = True
             return outcome
         outcome.code = process.wait()
