@@ -65,14 +65,13 @@ ChangeType = Literal["add", "update", "delete", "move"]
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The apply_patch tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    """The apply_patch tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field
 
-    class ApplyPatchParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class ApplyPatchParameters(Arguments):
         """Arguments of the apply_patch tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         patchText: str = Field(description="The full patch text that describes all changes to be made")
 

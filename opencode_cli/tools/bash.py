@@ -50,15 +50,14 @@ TRUNCATED_PREFIX = "...output truncated...\n\nFull output saved to: {path}\n\n"
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The bash tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    """The bash tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field, field_validator
     from pydantic_core import PydanticCustomError
 
-    class BashParameters(BaseModel):
-        """Arguments of the bash tool."""
+    from ._arguments import Arguments
 
-        model_config = ConfigDict(extra="ignore")
+    class BashParameters(Arguments):
+        """Arguments of the bash tool."""
 
         command: str = Field(description="The command to execute")
         timeout: int | None = Field(None, gt=0, description="Optional timeout in milliseconds")

@@ -37,14 +37,13 @@ T = TypeVar("T")
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The edit tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field, StrictBool
+    """The edit tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field, StrictBool
 
-    class EditParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class EditParameters(Arguments):
         """Arguments of the edit tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         filePath: str = Field(description="Absolute path of the file to change")
         oldString: str = Field(description="The exact text to find and replace")

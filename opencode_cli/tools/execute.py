@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..context import ToolContext
 from ..contract import ToolResult
+from ._arguments import Arguments
 
 
-class ExecuteParameters(BaseModel):
+class ExecuteParameters(Arguments):
     """Arguments of the execute tool."""
-
-    model_config = ConfigDict(extra="ignore")
 
     code: str = Field(description="Script body executed by the confined interpreter.")
 

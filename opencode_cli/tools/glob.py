@@ -31,14 +31,13 @@ TRUNCATED_NOTICE = (
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The glob tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    """The glob tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field
 
-    class GlobParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class GlobParameters(Arguments):
         """Arguments of the glob tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         pattern: str = Field(description="The glob to match file paths against")
         path: str | None = Field(

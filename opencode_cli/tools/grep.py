@@ -34,14 +34,13 @@ TRUNCATED_NOTICE = "(Results truncated. Consider using a more specific path or p
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The grep tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    """The grep tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field
 
-    class GrepParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class GrepParameters(Arguments):
         """Arguments of the grep tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         pattern: str = Field(description="The regular expression to look for in the contents of files")
         path: str | None = Field(

@@ -8,17 +8,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from ..contract import ToolResult
+from ._arguments import Arguments
 
 _CONTROL_TOKENS = re.compile(r"<\|[^|<>]*\|>")
 
 
-class InvalidParameters(BaseModel):
+class InvalidParameters(Arguments):
     """The original tool name and the error that made the call invalid."""
-
-    model_config = ConfigDict(extra="ignore")
 
     tool: str
     error: str

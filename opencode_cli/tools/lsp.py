@@ -55,14 +55,13 @@ CAPABILITY = {
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The lsp tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    """The lsp tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field
 
-    class LspParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class LspParameters(Arguments):
         """Arguments of the lsp tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         operation: Operation = Field(description="What to ask the language server")
         filePath: str = Field(

@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from .. import paths
 from ..context import ToolContext
 from ..contract import ToolResult
+from ._arguments import Arguments
 from ._question import QuestionDismissedError, ask_user
 
 HEADER = "Build Agent"
@@ -31,10 +30,8 @@ OUTPUT = "User approved switching to build agent. Wait for further instructions.
 TITLE = "Switching to build agent"
 
 
-class PlanExitParameters(BaseModel):
+class PlanExitParameters(Arguments):
     """The plan_exit tool takes no arguments."""
-
-    model_config = ConfigDict(extra="ignore")
 
 
 def plan_path(ctx: ToolContext) -> str:

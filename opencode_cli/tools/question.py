@@ -10,26 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..context import ToolContext
 from ..contract import ToolResult
+from ._arguments import Arguments
 from ._question import Answers, ask_user
 
 
-class QuestionOption(BaseModel):
+class QuestionOption(Arguments):
     # no docstring: it would become a description in the schema
-
-    model_config = ConfigDict(extra="ignore")
 
     label: str = Field(description="The text of the choice as the user sees it (1-5 words, concise)")
     description: str = Field(description="What picking this choice means")
 
 
-class QuestionItem(BaseModel):
+class QuestionItem(Arguments):
     # no docstring: it would become a description in the schema
-
-    model_config = ConfigDict(extra="ignore")
 
     question: str = Field(description="The full question")
     header: str = Field(description="A very short label for the question (max 30 chars)")
@@ -37,10 +34,8 @@ class QuestionItem(BaseModel):
     multiple: bool | None = Field(None, description="Let the user pick more than one choice")
 
 
-class QuestionParameters(BaseModel):
+class QuestionParameters(Arguments):
     """Arguments of the question tool."""
-
-    model_config = ConfigDict(extra="ignore")
 
     questions: list[QuestionItem] = Field(description="The questions to ask")
 

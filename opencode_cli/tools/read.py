@@ -63,15 +63,14 @@ EXTENSION_TYPES = {
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The read tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    """The read tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field, field_validator
     from pydantic_core import PydanticCustomError
 
-    class ReadParameters(BaseModel):
-        """Arguments of the read tool."""
+    from ._arguments import Arguments
 
-        model_config = ConfigDict(extra="ignore")
+    class ReadParameters(Arguments):
+        """Arguments of the read tool."""
 
         filePath: str = Field(description="Absolute path of the file or directory to read")
         offset: int | None = Field(

@@ -34,14 +34,13 @@ FILE_LIMIT = 10
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The skill tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    """The skill tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field
 
-    class SkillParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class SkillParameters(Arguments):
         """Arguments of the skill tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         name: str = Field(description="The name of the skill to load, as listed in available_skills")
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..contract import ToolResult
 from ..errors import ToolError
+from ._arguments import Arguments
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -27,10 +28,8 @@ if TYPE_CHECKING:
 DEFAULT_DEPTH = 1
 
 
-class TaskParameters(BaseModel):
+class TaskParameters(Arguments):
     """Arguments of the task tool."""
-
-    model_config = ConfigDict(extra="ignore")
 
     description: str = Field(description="A short (3-5 words) description of the task")
     prompt: str = Field(description="The task for the agent to carry out")

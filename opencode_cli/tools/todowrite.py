@@ -15,27 +15,24 @@ import asyncio
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .. import paths
 from ..context import ToolContext
 from ..contract import ToolResult
+from ._arguments import Arguments
 
 
-class TodoItem(BaseModel):
+class TodoItem(Arguments):
     # one entry of the list (no docstring: it would become the description of the schema's items)
-
-    model_config = ConfigDict(extra="ignore")
 
     content: str = Field(description="What has to be done, in a few words")
     status: str = Field(description="Where the task stands: pending, in_progress, completed, cancelled")
     priority: str = Field(description="How important the task is: high, medium, low")
 
 
-class TodoWriteParameters(BaseModel):
+class TodoWriteParameters(Arguments):
     """Arguments of the todowrite tool."""
-
-    model_config = ConfigDict(extra="ignore")
 
     todos: list[TodoItem] = Field(description="The complete, updated todo list")
 

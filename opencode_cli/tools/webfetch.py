@@ -34,11 +34,12 @@ from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, field_validator
+from pydantic import Field, StrictFloat, field_validator
 
 from ..context import ToolContext
 from ..contract import Attachment, ToolResult
 from ..errors import ToolError
+from ._arguments import Arguments
 
 if TYPE_CHECKING:
     import httpx
@@ -74,10 +75,8 @@ WINDOWS_1252 = frozenset(
 Format = Literal["text", "markdown", "html"]
 
 
-class WebfetchParameters(BaseModel):
+class WebfetchParameters(Arguments):
     """Arguments of the webfetch tool."""
-
-    model_config = ConfigDict(extra="ignore")
 
     url: str = Field(description="The address to fetch (http:// or https://)")
     format: Format = Field(

@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat
+from pydantic import Field, StrictFloat
 
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ._arguments import Arguments
 
 #: Seconds the search service has to answer.
 TIMEOUT = 25.0
@@ -71,10 +72,8 @@ PARALLEL = Backend(
 BACKENDS = {backend.name: backend for backend in (EXA, PARALLEL)}
 
 
-class WebsearchParameters(BaseModel):
+class WebsearchParameters(Arguments):
     """Arguments of the websearch tool."""
-
-    model_config = ConfigDict(extra="ignore")
 
     query: str = Field(description="What to search the web for")
     numResults: StrictFloat | None = Field(

@@ -30,14 +30,13 @@ OUTPUT = "Wrote file successfully."
 
 @functools.cache
 def parameters() -> type[BaseModel]:
-    """The write tool's arguments as a pydantic model, made on first use: a plainly valid call is
-    checked against the recorded facts of this model instead (:mod:`opencode_cli.plain_args`)."""
-    from pydantic import BaseModel, ConfigDict, Field
+    """The write tool's arguments, as a pydantic model made on first use (see :mod:`.plain_args`)."""
+    from pydantic import Field
 
-    class WriteParameters(BaseModel):
+    from ._arguments import Arguments
+
+    class WriteParameters(Arguments):
         """Arguments of the write tool."""
-
-        model_config = ConfigDict(extra="ignore")
 
         content: str = Field(description="The complete content the file should hold")
         filePath: str = Field(
