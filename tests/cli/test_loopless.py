@@ -1,6 +1,6 @@
 """A plainly valid one-shot call of a built-in that never waits runs without an event loop (issue 19):
-``tools run read``, ``tools run glob`` and ``tools call`` of a read import no asyncio, print what they
-printed before, and still end on SIGINT/SIGTERM with the project closed."""
+``tools run read``, ``tools run glob``, ``tools run grep`` and ``tools call`` of a read import no
+asyncio, print what they printed before, and still end on SIGINT/SIGTERM with the project closed."""
 
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ def cli(args: list[str], cli_env: dict[str, str]) -> subprocess.CompletedProcess
         ["tools", "run", "read", "filePath=README.md"],
         ["tools", "run", "read", "filePath=README.md", "--json"],
         ["tools", "run", "glob", "pattern=*.md"],
+        ["tools", "run", "grep", "pattern=Guide"],
         ["tools", "call", '{"name": "read", "arguments": {"filePath": "README.md"}}'],
     ],
     ids=" ".join,
@@ -96,6 +97,8 @@ def test_a_plain_call_of_a_builtin_imports_no_asyncio(args: list[str], cli_env: 
             str(project / "README.md"),
             str(project / "docs" / "guide.md"),
         ]
+    elif "grep" in args:
+        assert done.stdout.startswith("Found 1 matches") and "guide.md" in done.stdout
     elif "--json" in args:
         assert "1: # Demo" in json.loads(done.stdout)["output"]
     else:
