@@ -70,6 +70,29 @@ async def offload(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return await asyncio.to_thread(fn, *args, **kwargs)
 
 
+async def offload_to_end(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """:func:`offload` for work that must not be left half done (a write under a file lock): a
+    cancellation that comes while ``fn`` runs waits for its end and is raised after. Without a loop
+    ``fn`` is called inline."""
+    if running_loop() is None:
+        with driven(False):
+            return fn(*args, **kwargs)
+    import asyncio
+
+    future = asyncio.ensure_future(asyncio.to_thread(fn, *args, **kwargs))
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError:
+            cancelled = True
+        except BaseException:
+            break  # ``fn`` failed: ``future.result()`` raises it below
+    if cancelled:
+        raise asyncio.CancelledError
+    return future.result()
+
+
 @types.coroutine
 def need_loop() -> Generator[Any, Any, None]:
     """Awaited before code that needs a running event loop (a future, a task, a subprocess): on a loop it

@@ -130,7 +130,7 @@ TERM_GRACE = 3.0
 
 #: The built-ins whose calls may start without an event loop (:func:`run_in_project` with ``loopless``):
 #: whatever they await is loop-optional (``loops.offload``, ``loops.need_loop`` before a real wait).
-LOOPLESS_TOOLS = frozenset({"read", "glob", "grep"})
+LOOPLESS_TOOLS = frozenset({"read", "glob", "grep", "edit", "write", "apply_patch"})
 
 #: The hooks around a call: a plugin implementing one may need a loop, so its calls get one from the start.
 CALL_HOOKS = ("tool_execute", "tool_execute_before", "tool_execute_after")

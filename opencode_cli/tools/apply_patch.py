@@ -25,7 +25,6 @@ events.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import functools
@@ -39,6 +38,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ..loops import offload, offload_to_end
 from ..lsp import diagnostics as lsp
 from ..patch import (
     AddFile,
@@ -275,16 +275,16 @@ async def _verify(hunks: list[Hunk], ctx: ToolContext) -> Verified:
             async with boundary.pinned(ctx, path) as target:
                 judged.add(target.location)
                 if isinstance(hunk, AddFile):
-                    change = await asyncio.to_thread(_plan_add, hunk, path)
+                    change = await offload(_plan_add, hunk, path)
                 elif isinstance(hunk, DeleteFile):
-                    change = await asyncio.to_thread(_plan_delete, hunk, path, target)
+                    change = await offload(_plan_delete, hunk, path, target)
                 else:
                     move_path = str(ctx.resolve(hunk.move_path)) if hunk.move_path else None
-                    change = await asyncio.to_thread(_plan_update, hunk, path, move_path, target)
+                    change = await offload(_plan_update, hunk, path, move_path, target)
                     if move_path is not None:
                         async with boundary.pinned(ctx, move_path) as destination:
                             judged.add(destination.location)
-                if change.type in ("delete", "move") and await asyncio.to_thread(os.path.islink, path):
+                if change.type in ("delete", "move") and await offload(os.path.islink, path):
                     # what is removed is the name itself (the link, not what it leads to): judged too
                     async with boundary.pinned(ctx, path, follow=False) as name:
                         judged.add(name.location)
@@ -534,25 +534,6 @@ def _apply(changes: list[Change], base: str, allowed: Allowed) -> list[Change]:
     return fresh
 
 
-async def _run_to_end(function: Callable[..., T], *args: Any) -> T:
-    """Run ``function`` in a worker thread and wait for its end even if this task is cancelled meanwhile.
-
-    The locks must not be released while files are being written or restored.
-    """
-    future = asyncio.ensure_future(asyncio.to_thread(function, *args))
-    cancelled = False
-    while not future.done():
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError:
-            cancelled = True
-        except BaseException:
-            break  # the worker failed: ``future.result()`` raises it below
-    if cancelled:
-        raise asyncio.CancelledError
-    return future.result()
-
-
 # -- the tool -------------------------------------------------------------------------------------------
 
 
@@ -602,7 +583,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     )
 
     async with _hold_locks(_touched(changes)):
-        changes = await _run_to_end(_apply, changes, base, allowed)
+        changes = await offload_to_end(_apply, changes, base, allowed)
 
     targets = [
         (change.target, relative(base, change.target)) for change in changes if change.type != "delete"

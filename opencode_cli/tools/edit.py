@@ -14,16 +14,16 @@ Once written, the file's language servers are told and their errors appended
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
+from ..loops import offload_to_end
 from ..lsp import diagnostics as lsp
 from ._paths import reason, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
@@ -56,19 +56,6 @@ def parameters() -> type[BaseModel]:
 
 
 # -- helpers shared with write --------------------------------------------------------------------------
-
-
-async def finish(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run blocking ``function`` in a worker thread and wait for it even if the call is cancelled.
-
-    An abort must not release the file lock while a write is still under way in its thread.
-    """
-    task = asyncio.ensure_future(asyncio.to_thread(function, *args, **kwargs))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await asyncio.wait({task})
-        raise
 
 
 def read_existing(target: files.Target) -> tuple[str, bool] | None:
@@ -142,17 +129,17 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
 
     async with pinned(ctx, path) as target:
         if params.oldString == "":
-            if await finish(target.exists):
+            if await offload_to_end(target.exists):
                 raise ToolError(EMPTY_OLD)
             old_text = ""
             new_text, bom = files.split_bom(params.newString)
         else:
-            old_text, new_text, bom = await finish(_prepare, target, params)
-        diff = await finish(files.diff_for, path, old_text, new_text)
+            old_text, new_text, bom = await offload_to_end(_prepare, target, params)
+        diff = await offload_to_end(files.diff_for, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await finish(write_atomically, target, new_text, bom)
+        await offload_to_end(write_atomically, target, new_text, bom)
 
-    additions, deletions = await finish(files.count_changes, old_text, new_text)
+    additions, deletions = await offload_to_end(files.count_changes, old_text, new_text)
     filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}
     ctx.metadata(metadata={"diff": diff, "filediff": filediff, "diagnostics": {}})
     report = await lsp.after_edit(ctx, [path])

@@ -1,5 +1,5 @@
 """A plainly valid one-shot call of a built-in that never waits runs without an event loop (issue 19):
-``tools run read``, ``tools run glob``, ``tools run grep`` and ``tools call`` of a read import no
+``tools run`` of read, glob, grep, write, edit and apply_patch, and ``tools call`` of a read, import no
 asyncio, print what they printed before, and still end on SIGINT/SIGTERM with the project closed."""
 
 from __future__ import annotations
@@ -188,3 +188,88 @@ def test_a_signal_ends_a_loopless_call_with_the_project_closed(
     assert "PROJECT CLOSED" in stderr
     modules = next(line for line in stderr.splitlines() if line.startswith("MODULES ")).split()[1:]
     assert "asyncio" not in modules  # the call was loop-less when the signal came
+
+
+PATCH = """*** Begin Patch
+*** Add File: added.txt
++made by a patch
+*** Update File: notes.txt
+@@
+-old line
++new line
+*** End Patch"""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["tools", "run", "write", "filePath=written.txt", "content=hello\n"], {"written.txt": "hello\n"}),
+        (
+            ["tools", "run", "edit", "filePath=notes.txt", "oldString=old line", "newString=new line"],
+            {"notes.txt": "new line\n"},
+        ),
+        (
+            ["tools", "run", "apply_patch", f"patchText={PATCH}"],
+            {"notes.txt": "new line\n", "added.txt": "made by a patch\n"},
+        ),
+    ],
+    ids=["write", "edit", "apply_patch"],
+)
+def test_a_plain_edit_runs_without_a_loop(
+    args: list[str], expected: dict[str, str], cli_env: dict[str, str]
+) -> None:
+    project = Path(cli_env["project"])
+    (project / "notes.txt").write_text("old line\n")
+    done, modules = probe([*args, "--yes"], cli_env)
+    assert done.returncode == 0, done.stderr
+    assert "asyncio" not in modules and "pydantic" not in modules
+    assert "PROJECT CLOSED" in done.stderr
+    assert {name: (project / name).read_text() for name in expected} == expected
+
+
+def test_an_edit_waiting_for_a_held_file_lock_moves_to_a_loop(cli_env: dict[str, str]) -> None:
+    """Another process holds the file's edit lock: the call waits for it on a loop, then writes."""
+    import fcntl
+
+    from opencode_cli.files import lock_path
+
+    project = Path(cli_env["project"])
+    target = project / "notes.txt"
+    target.write_text("old line\n")
+    lock = lock_path(target)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    args = ["tools", "run", "write", "filePath=notes.txt", "content=mine\n", "--yes"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", PROBE.format(args=args)],
+        cwd=cli_env["project"],
+        env=_env(cli_env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "asyncio" not in _modules_of(process.pid) and time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert target.read_text() == "old line\n"  # not while the lock is held
+    finally:
+        fcntl.flock(holder, fcntl.LOCK_UN)
+        os.close(holder)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert target.read_text() == "mine\n"
+    modules = next(line for line in stderr.splitlines() if line.startswith("MODULES ")).split()[1:]
+    assert "asyncio" in modules  # it waited on a loop
+
+
+def _modules_of(pid: int) -> str:
+    """The shared objects a process has mapped (``_asyncio`` shows once asyncio is imported)."""
+    try:
+        return Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return ""
