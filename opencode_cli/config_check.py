@@ -8,7 +8,6 @@ not stop an unrelated ``set``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +81,7 @@ def _agents_and_rules(project: Project) -> Callable[[Config], None]:
             truncate_glob=project.truncator.glob,
             data_dir=paths.data_dir(env),
             root=project.root,
-            extra_allowed_dirs=[os.path.join(str(paths.tmp_dir()), "*")],
+            extra_allowed_dirs=[paths.within(paths.tmp_dir())],
         )
 
     return check

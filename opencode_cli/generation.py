@@ -11,7 +11,6 @@ changed (a saved tool file, a source that reported a change) and reuses every ot
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
@@ -99,12 +98,12 @@ class Generation:
         return build_agents(
             self.config.data,
             home=str(paths.home_dir(env)),
-            truncate_glob=self.truncator.glob,
+            truncate_glob=paths.within(paths.tool_output_dir(env)),  # the truncator's spill directory
             data_dir=paths.data_dir(env),
             root=self.project.root,
             extra_allowed_dirs=[
-                os.path.join(str(paths.tmp_dir()), "*"),
-                *(os.path.join(folder, "*") for folder in self.skills.directories()),
+                paths.within(paths.tmp_dir()),
+                *(paths.within(folder) for folder in self.skills.directories()),
             ],
         )
 

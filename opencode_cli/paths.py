@@ -39,6 +39,11 @@ def tool_output_dir(env: Mapping[str, str] = os.environ) -> Path:
     return data_dir(env) / "tool-output"
 
 
+def within(directory: str | Path) -> str:
+    """The permission pattern that covers everything in ``directory`` (``<dir>/*``)."""
+    return os.path.join(str(directory), "*")
+
+
 def tmp_dir(env: Mapping[str, str] = os.environ) -> Path:
     """OpenCode's scratch directory ``<os tmp>/opencode``, with the system's temporary directory found as
     Node's ``os.tmpdir()`` finds it: ``TMPDIR``, ``TMP`` or ``TEMP`` (the first set; a trailing slash

@@ -80,7 +80,9 @@ class Truncator:
     @property
     def glob(self) -> str:
         """The permission pattern that covers every spill file (``<dir>/*``)."""
-        return os.path.join(str(self.directory), "*")
+        from .paths import within
+
+        return within(self.directory)
 
     def output(
         self,

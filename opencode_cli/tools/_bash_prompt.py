@@ -149,7 +149,7 @@ def describer(flags: object, env: Mapping[str, str] | None = None) -> Callable[[
     """
 
     def describe() -> str:
-        from ..truncate import MAX_BYTES, MAX_LINES
+        from ..limits import MAX_BYTES, MAX_LINES
         from . import _shell
 
         source = os.environ if env is None else env
