@@ -14,15 +14,13 @@ import importlib
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 CACHE_VERSION = 1
 
 
-@dataclass(frozen=True)
-class EntryPoint:
+class EntryPoint(NamedTuple):
     """One ``name = module:attribute`` entry point and the distribution that declares it."""
 
     name: str
@@ -85,7 +83,7 @@ def discover(group: str, cache_dir: Path | None) -> list[EntryPoint]:
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         temporary = cache.with_name(f".{cache.name}.{os.getpid()}")
-        payload = {"key": key, "entry_points": [e.__dict__ for e in found]}
+        payload = {"key": key, "entry_points": [e._asdict() for e in found]}
         temporary.write_text(json.dumps(payload), encoding="utf-8")
         os.replace(temporary, cache)
     except OSError:
