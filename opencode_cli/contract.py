@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidArgumentsError, ToolError
+from .loops import offload, running_loop
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -432,8 +433,6 @@ class Tool:
         if inspect.iscoroutinefunction(function):
             return await function(*call_args, **kwargs)
         if self.blocking:
-            from .loops import offload
-
             result = await offload(_stop_iteration_as_error, function, *call_args, **kwargs)
         else:
             result = function(*call_args, **kwargs)
@@ -454,8 +453,6 @@ class Tool:
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
-        from .loops import running_loop
-
         params = self.validate(args)
         ctx.loop = running_loop()  # None in a call driven without a loop (opencode_cli.drive)
         if ctx.tool is None:
@@ -498,8 +495,6 @@ async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     the loop); an abort cancels the calling task, and that one cancellation is taken back here. Without a
     running loop (a call driven by hand) ``work`` is just awaited.
     """
-    from .loops import running_loop
-
     if running_loop() is None:
         return await work
     import asyncio

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import CorrectedError, DeniedError, NotFoundError, RejectedError
+from .loops import need_loop
 
 if TYPE_CHECKING:
     import asyncio
@@ -280,8 +281,6 @@ class PermissionService:
                 needs_asking = True
         if not needs_asking:
             return
-        from .loops import need_loop
-
         await need_loop()  # waiting for a reply needs a loop (a call driven without one moves to one)
         import asyncio
 

@@ -23,7 +23,7 @@ import pluggy
 
 from . import hookspecs
 from .contract import source_line
-from .loops import running_loop
+from .loops import need_loop, running_loop
 
 if TYPE_CHECKING:
     import asyncio
@@ -388,8 +388,6 @@ class Plugins:
         caller = getattr(self.manager.hook, hook_name)
         if hook_name not in self._async_hooks:
             return caller(**kwargs)
-        from .loops import need_loop
-
         await need_loop()
         import asyncio
 

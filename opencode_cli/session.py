@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+from .loops import is_cancellation
 from .modelref import ModelRef
 from .permission import Reply, Rule, Ruleset, merge
 from .truncate import ascending_id
@@ -401,7 +402,6 @@ class Session:
         before: Callable[[], Awaitable[None]] | None = None,
     ) -> ToolResult:
         from .contract import INTERRUPTED
-        from .loops import is_cancellation
         from .transcript import ToolCallPart
 
         message = self.assistant()
