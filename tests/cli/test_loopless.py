@@ -46,16 +46,28 @@ def _env(cli_env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in cli_env.items() if k != "project"}
 
 
-def probe(args: list[str], cli_env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    done = subprocess.run(
+def start_probe(args: list[str], cli_env: dict[str, str]) -> subprocess.Popen[str]:
+    """The CLI on ``args`` in a fresh process, through :data:`PROBE`, its output piped."""
+    return subprocess.Popen(
         [sys.executable, "-c", PROBE.format(args=args)],
         cwd=cli_env["project"],
         env=_env(cli_env),
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
     )
+
+
+def probe(args: list[str], cli_env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    process = start_probe(args, cli_env)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     line = next(line for line in done.stderr.splitlines() if line.startswith("MODULES "))
     return done, set(line.split()[1:])
 
@@ -157,15 +169,7 @@ def test_a_signal_ends_a_loopless_call_with_the_project_closed(
 ) -> None:
     fifo = Path(cli_env["project"]) / "pipe"
     os.mkfifo(fifo)  # opening it for reading waits for a writer that never comes
-    process = subprocess.Popen(
-        [sys.executable, "-c", PROBE.format(args=["tools", "run", "read", "filePath=pipe"])],
-        cwd=cli_env["project"],
-        env=_env(cli_env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_probe(["tools", "run", "read", "filePath=pipe"], cli_env)
     try:
         assert process.stderr is not None
         seen: list[str] = []
@@ -241,15 +245,7 @@ def test_an_edit_waiting_for_a_held_file_lock_moves_to_a_loop(cli_env: dict[str,
     holder = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(holder, fcntl.LOCK_EX)
     args = ["tools", "run", "write", "filePath=notes.txt", "content=mine\n", "--yes"]
-    process = subprocess.Popen(
-        [sys.executable, "-c", PROBE.format(args=args)],
-        cwd=cli_env["project"],
-        env=_env(cli_env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_probe(args, cli_env)
     try:
         deadline = time.monotonic() + 60
         while "asyncio" not in _modules_of(process.pid) and time.monotonic() < deadline:
