@@ -255,6 +255,7 @@ class Tool:
     description: str = ""
     json_schema: dict[str, Any] | None = None
     _plain: Callable[[], dict[str, Any] | None] | None = None
+    """Loads the facts of the parameters model when they are known ahead (:mod:`opencode_cli.plain_args`)."""
 
     def __init__(
         self,
@@ -291,8 +292,6 @@ class Tool:
         self._call_shape: tuple[str, str | None, list[str]] | None = None
         if execute is not None and parameters_from is None:  # else: at the first call (see _shape)
             self._call_shape = _call_shape(execute, self.parameters)
-        self._plain = None
-        """The facts of the parameters model (see :mod:`opencode_cli.plain_args`), when known ahead."""
         if parameters_from is None and self.parameters is None and self.json_schema is None:
             self.json_schema = {"type": "object", "properties": {}}
         self._schema_cache: dict[str, Any] | None = None

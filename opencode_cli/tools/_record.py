@@ -23,12 +23,13 @@ def _built(tool_id: str) -> dict[str, Any]:
     return module.init()
 
 
+def _model(built: dict[str, Any]) -> Any:
+    return built["parameters_from"]() if "parameters_from" in built else built.get("parameters")
+
+
 def live_model(tool_id: str) -> Any:
     """The built tool's parameters model (``None`` for a JSON-Schema tool); imports its module."""
-    built = _built(tool_id)
-    if "parameters_from" in built:
-        return built["parameters_from"]()
-    return built.get("parameters")
+    return _model(_built(tool_id))
 
 
 def live_schema(tool_id: str) -> dict[str, Any]:
@@ -36,7 +37,7 @@ def live_schema(tool_id: str) -> dict[str, Any]:
     from ..contract import Tool
 
     built = _built(tool_id)
-    tool = Tool(tool_id, "", parameters=live_model(tool_id), json_schema=built.get("json_schema"))
+    tool = Tool(tool_id, "", parameters=_model(built), json_schema=built.get("json_schema"))
     return tool.schema()
 
 
