@@ -23,11 +23,10 @@ import pluggy
 
 from . import hookspecs
 from .contract import source_line
-from .loops import need_loop, running_loop
+from .loops import running_loop
 
 if TYPE_CHECKING:
     import asyncio
-    import concurrent.futures
 
 BUILTIN_PLUGINS = ("opencode_cli.tools",)
 ENTRY_POINT_GROUP = "opencode"
@@ -103,45 +102,6 @@ _ONLY_PLUGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "opencode_only_plugin", default=None
 )
 
-#: The loop async hook implementations are awaited on, for a call made through :meth:`Plugins.acall`.
-_CALLER_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
-    "opencode_caller_loop", default=None
-)
-#: The awaits in flight for one :meth:`Plugins.acall` (cancelled when the caller is).
-_IN_FLIGHT: contextvars.ContextVar[list[concurrent.futures.Future[Any]] | None] = contextvars.ContextVar(
-    "opencode_hook_awaits", default=None
-)
-
-
-class _Bridge:
-    """An ``async def`` hook implementation as pluggy calls it: synchronously, from a worker thread.
-
-    :meth:`Plugins.acall` runs pluggy's call in a worker thread when a hook has such an implementation;
-    the bridge hands the coroutine back to the caller's event loop and waits for it there, so pluggy's
-    order, ``firstresult`` and wrappers all hold, and the coroutine runs on the caller's loop. Called from
-    sync code (:meth:`Plugins.call`), it runs on the project's own loop (its sync façade).
-    """
-
-    def __init__(self, function: Callable[..., Any], fallback: Callable[[], asyncio.AbstractEventLoop]):
-        self.function = function
-        self._fallback = fallback
-        functools.update_wrapper(self, function, updated=())
-
-    def __call__(self, *args: Any) -> Any:
-        import asyncio
-
-        loop = _CALLER_LOOP.get() or self._fallback()
-        if running_loop() is loop:
-            raise RuntimeError(
-                f"async hook {self.function.__qualname__} was called from sync code on its own event loop; "
-                "call the hook from async code"
-            )
-        future = asyncio.run_coroutine_threadsafe(self.function(*args), loop)
-        in_flight = _IN_FLIGHT.get()
-        if in_flight is not None:
-            in_flight.append(future)
-        return future.result()
-
 
 class _OnlyFor:
     """A hook implementation that steps aside (returns ``None``) in a call meant for another plugin."""
@@ -168,9 +128,49 @@ class _Isolated:
 
     def __call__(self, *args: Any) -> Any:
         try:
-            return self.function(*args)
+            result = self.function(*args)
         except Exception as error:
             self._on_failure(error)
+            return None
+        if isinstance(result, _Pending):
+            result.on_failure = self._on_failure
+        return result
+
+
+class _Later:
+    """An ``async def`` implementation as pluggy calls it: the call returns a :class:`_Pending`, which
+    runs the coroutine function only when awaited (one never awaited, because an implementation after it
+    raised, leaves no coroutine behind)."""
+
+    def __init__(self, function: Callable[..., Any]):
+        self.function = function
+        functools.update_wrapper(self, function, updated=())
+
+    def __call__(self, *args: Any) -> _Pending:
+        return _Pending(self.function, args)
+
+
+class _Pending:
+    """What a :class:`_Later` implementation returned: awaiting it runs the implementation."""
+
+    __slots__ = ("args", "function", "on_failure")
+
+    def __init__(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.function = function
+        self.args = args
+        self.on_failure: Callable[[BaseException], None] | None = None
+        """Set for an isolated hook: a failure is recorded instead of raised."""
+
+    def __await__(self) -> Any:
+        return self._run().__await__()
+
+    async def _run(self) -> Any:
+        try:
+            return await self.function(*self.args)
+        except Exception as error:
+            if self.on_failure is None:
+                raise
+            self.on_failure(error)
             return None
 
 
@@ -179,8 +179,10 @@ class Plugins:
 
     Every hook is called through pluggy (:meth:`call`, :meth:`acall`, :meth:`call_for`), so ``wrapper``
     and ``hookwrapper`` implementations, ``tryfirst``/``trylast`` and ``firstresult`` behave as plugin
-    authors know them from pytest. ``loop`` gives the event loop that ``async def`` implementations run on
-    when a hook is called from sync code (the project's sync façade).
+    authors know them from pytest. ``async def`` implementations are called by pluggy like any other (so
+    they return a coroutine) and the coroutines are awaited afterwards on the caller's loop
+    (:meth:`acall`); ``loop`` gives the event loop they run on when a hook is called from sync code
+    (:meth:`call`: the project's portal).
     """
 
     def __init__(
@@ -299,8 +301,9 @@ class Plugins:
         return f"PluginValidationError: {reason}"
 
     def _adapt(self, caller: Any, plugin: object, plugin_name: str) -> None:
-        """Prepare ``plugin``'s implementations of one hook for pluggy's call path: ``async def`` ones are
-        bridged to the caller's loop; those of isolated hooks record their failure instead of raising."""
+        """Prepare ``plugin``'s implementations of one hook for pluggy's call path: a hook with ``async
+        def`` ones is marked so that its calls await what they return; those of isolated hooks record
+        their failure (also one raised when awaited) instead of raising."""
         for impl in caller.get_hookimpls():
             if impl.plugin is not plugin:
                 continue
@@ -312,7 +315,7 @@ class Plugins:
                         "generator, not async"
                     )
                 if caller.name != "tool_execute":  # its result is an awaitable by contract
-                    impl.function = _Bridge(impl.function, self._loop)
+                    impl.function = _Later(impl.function)
                     self._async_hooks.add(caller.name)
             if caller.name in ISOLATED_HOOKS and not wraps:
                 hook_name = caller.name
@@ -363,11 +366,24 @@ class Plugins:
     def call(self, hook_name: str, /, **kwargs: Any) -> Any:
         """Call a hook through pluggy from sync code and return pluggy's result.
 
-        ``async def`` implementations are awaited on the project's own loop. Implementations of the
-        :data:`ISOLATED_HOOKS` that raise are marked failed and reported; for other hooks the exception
-        propagates.
+        The coroutines of ``async def`` implementations are awaited on the project's own loop (its
+        portal), this thread waiting for them; from code running on a loop, use :meth:`acall`.
+        Implementations of the :data:`ISOLATED_HOOKS` that raise are marked failed and reported; for
+        other hooks the exception propagates.
         """
-        return getattr(self.manager.hook, hook_name)(**kwargs)
+        result = getattr(self.manager.hook, hook_name)(**kwargs)
+        if hook_name not in self._async_hooks or not _has_awaitables(result):
+            return result
+        import asyncio
+
+        loop = self._loop()
+        if running_loop() is loop:
+            _close_awaitables(result)
+            raise RuntimeError(
+                f"a {hook_name} hook with async implementations was called from sync code on the loop "
+                "they run on; call it from async code (Plugins.acall)"
+            )
+        return asyncio.run_coroutine_threadsafe(_settle(result), loop).result()
 
     def call_for(self, plugin_name: str, hook_name: str, /, **kwargs: Any) -> Any:
         """Call one of the :data:`PER_PLUGIN_HOOKS` through pluggy for one plugin: the other plugins'
@@ -381,28 +397,15 @@ class Plugins:
     async def acall(self, hook_name: str, /, **kwargs: Any) -> Any:
         """Call a hook through pluggy from async code; the first exception propagates.
 
-        Sync implementations run inline. When the hook has ``async def`` implementations, pluggy's call
-        runs in a worker thread and each coroutine is awaited on the caller's running loop; cancelling
-        the caller cancels them.
+        Pluggy's call runs here, synchronously, on the caller's loop (its order, wrappers and
+        ``firstresult`` as always); then each awaitable an ``async def`` implementation returned is
+        awaited, in pluggy's order, in the caller's task: no thread is taken, and cancelling the caller
+        cancels them. A sync implementation runs inline, on the loop: one that blocks, blocks the loop.
         """
-        caller = getattr(self.manager.hook, hook_name)
+        result = getattr(self.manager.hook, hook_name)(**kwargs)
         if hook_name not in self._async_hooks:
-            return caller(**kwargs)
-        await need_loop()
-        import asyncio
-
-        in_flight: list[concurrent.futures.Future[Any]] = []
-        loop_token = _CALLER_LOOP.set(asyncio.get_running_loop())
-        flight_token = _IN_FLIGHT.set(in_flight)
-        try:
-            return await asyncio.to_thread(functools.partial(caller, **kwargs))
-        except asyncio.CancelledError:
-            for future in in_flight:
-                future.cancel()
-            raise
-        finally:
-            _IN_FLIGHT.reset(flight_token)
-            _CALLER_LOOP.reset(loop_token)
+            return result
+        return await _settle(result)
 
     def plugin_failed(self, plugin_name: str, hook_name: str, error: BaseException) -> None:
         """Record and report a hook that raised."""
@@ -467,6 +470,36 @@ def _write_json(path: Path, value: Any) -> None:
         os.replace(temporary, path)
     except OSError:
         pass
+
+
+def _has_awaitables(result: Any) -> bool:
+    if isinstance(result, list):
+        return any(inspect.isawaitable(item) for item in result)
+    return inspect.isawaitable(result)
+
+
+def _close_awaitables(result: Any) -> None:
+    """Close the coroutines that will not be awaited (no "never awaited" warning)."""
+    for item in result if isinstance(result, list) else [result]:
+        if inspect.iscoroutine(item):
+            item.close()
+
+
+async def _settle(result: Any) -> Any:
+    """Pluggy's result with every awaitable in it awaited, in order (a list for most hooks, one value for
+    a ``firstresult`` one); when one raises, the rest are closed unawaited and the error propagates."""
+    if not isinstance(result, list):
+        return await result if inspect.isawaitable(result) else result
+    settled: list[Any] = []
+    for index, item in enumerate(result):
+        if inspect.isawaitable(item):
+            try:
+                item = await item
+            except BaseException:
+                _close_awaitables(result[index + 1 :])
+                raise
+        settled.append(item)
+    return settled
 
 
 def _no_loop() -> asyncio.AbstractEventLoop:
