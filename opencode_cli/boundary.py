@@ -8,6 +8,7 @@ call with the pattern ``<dir>/*``.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import stat
@@ -20,7 +21,6 @@ from typing import Literal
 from . import files
 from .context import ToolContext
 from .errors import ToolError
-from .loops import offload
 
 Kind = Literal["file", "directory"]
 
@@ -119,7 +119,7 @@ async def pinned(
     before the error is raised, so the error says nothing about an outside place that was not allowed.
     """
     try:
-        target = await offload(functools.partial(files.pin, path, follow=follow))
+        target = await asyncio.to_thread(functools.partial(files.pin, path, follow=follow))
     except OSError:
         await assert_external_directory(ctx, path, bypass=bypass)
         raise
@@ -154,15 +154,15 @@ async def opened(ctx: ToolContext, path: str, *, bypass: bool = False) -> AsyncI
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # non-blocking: opening a FIFO must not hang
     try:
-        fd = await offload(os.open, path, flags)
+        fd = await asyncio.to_thread(os.open, path, flags)
     except OSError:
-        exists = await offload(os.path.isdir, path)
+        exists = await asyncio.to_thread(os.path.isdir, path)
         await assert_external_directory(ctx, path, kind="directory" if exists else "file", bypass=bypass)
         yield None
         return
     try:
         is_dir = stat.S_ISDIR(os.fstat(fd).st_mode)
-        location = await offload(files.opened_location, fd, path)
+        location = await asyncio.to_thread(files.opened_location, fd, path)
         if location is None:
             raise ToolError(f"Cannot search {path}: it changed while it was being opened")
         if not bypass:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .loops import driving, running_loop
 from .permission import Request as PermissionRequest
 
 if TYPE_CHECKING:
@@ -98,9 +97,9 @@ class ToolContext:
 
     ``ask`` and ``metadata`` are the two ways a tool talks to its host; ``project``, ``session`` and
     ``model`` are typed ways to reach what it runs in (a service: ``await
-    ctx.project.services.get(key, factory)``). In a sync tool (run in a worker
-    thread) call ``ctx.ask(...)`` plainly: it blocks until answered. In an async tool, ``await`` it.
-    A denied or rejected ask raises a :class:`~opencode_cli.errors.ToolError` whose message the model sees.
+    ctx.project.services.get(key, factory)``). An async tool asks with ``await ctx.ask(...)``; a sync
+    tool (run in a worker thread) with ``ctx.ask_blocking(...)``, which waits for the answer there. A
+    denied or rejected ask raises a :class:`~opencode_cli.errors.ToolError` whose message the model sees.
     """
 
     session_id: str = "ses_local"
@@ -131,19 +130,50 @@ class ToolContext:
         if self.on_metadata is not None:
             self.on_metadata(title, metadata)
 
-    def ask(
+    async def ask(
         self,
         permission: str,
         patterns: list[str],
         always: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
-    ) -> Any:
-        """Ask for ``permission`` on ``patterns`` (see the permission rules).
+    ) -> None:
+        """Ask for ``permission`` on ``patterns`` (see the permission rules); returns once allowed.
 
-        Returns an awaitable when called on the event loop's thread (async tools: ``await ctx.ask(...)``)
-        and blocks until answered when called from a worker thread (sync tools).
+        For async tools: ``await ctx.ask(...)``. A sync tool uses :meth:`ask_blocking`.
         """
-        request = PermissionRequest(
+        await self.asker(self._request(permission, patterns, always, metadata))
+
+    def ask_blocking(
+        self,
+        permission: str,
+        patterns: list[str],
+        always: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """:meth:`ask` for a sync tool, which runs in a worker thread: the request is judged on the
+        call's event loop and this thread waits for the answer. Never call it from async code (on the
+        call's loop it would wait for itself: it raises ``RuntimeError`` instead)."""
+        import asyncio
+
+        from .loops import running_loop
+
+        loop = self.loop
+        request = self._request(permission, patterns, always, metadata)
+        if loop is None:  # a bare context outside any call (a sync tool's function called directly)
+            asyncio.run(self.asker(request))  # type: ignore[arg-type]
+            return
+        if running_loop() is loop:
+            raise RuntimeError("ctx.ask_blocking() was called on the call's event loop: await ctx.ask()")
+        asyncio.run_coroutine_threadsafe(self.asker(request), loop).result()  # type: ignore[arg-type]
+
+    def _request(
+        self,
+        permission: str,
+        patterns: list[str],
+        always: list[str] | None,
+        metadata: dict[str, Any] | None,
+    ) -> PermissionRequest:
+        return PermissionRequest(
             id="",
             session_id=self.session_id,
             permission=permission,
@@ -152,15 +182,6 @@ class ToolContext:
             metadata=dict(metadata or {}),
             tool={"messageID": self.message_id, "callID": self.call_id},
         )
-        coroutine = self.asker(request)
-        loop = self.loop
-        if running_loop() is not None or driving():  # an async tool (also one driven without a loop)
-            return coroutine
-        import asyncio
-
-        if loop is None:
-            return asyncio.run(coroutine)  # type: ignore[arg-type]
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()  # type: ignore[arg-type]
 
     def resolve(self, path: str | Path) -> Path:
         """An absolute path: ``path`` itself, or resolved against the project directory."""

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidArgumentsError, ToolError
-from .loops import offload, running_loop
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -432,7 +431,9 @@ class Tool:
         if inspect.iscoroutinefunction(function):
             return await function(*call_args, **kwargs)
         if self.blocking:
-            result = await offload(_stop_iteration_as_error, function, *call_args, **kwargs)
+            import asyncio
+
+            result = await asyncio.to_thread(_stop_iteration_as_error, function, *call_args, **kwargs)
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
@@ -452,8 +453,10 @@ class Tool:
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
+        import asyncio
+
         params = self.validate(args)
-        ctx.loop = running_loop()  # None in a call driven without a loop (opencode_cli.drive)
+        ctx.loop = asyncio.get_running_loop()
         if ctx.tool is None:
             ctx.tool = self.id
         if ctx.abort.aborted:
@@ -491,15 +494,12 @@ async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first.
 
     ``work`` runs in the calling task (no task of its own, no waiter task: a call costs no extra turns of
-    the loop); an abort cancels the calling task, and that one cancellation is taken back here. Without a
-    running loop (a call driven by hand) ``work`` is just awaited.
+    the loop); an abort cancels the calling task, and that one cancellation is taken back here.
     """
-    if running_loop() is None:
-        return await work
     import asyncio
 
     task = asyncio.current_task()
-    if task is None:  # not in a task (a bare coroutine driven by hand): nothing to cancel
+    if task is None:  # not in a task (a coroutine stepped by hand): nothing to cancel
         return await work
     loop = asyncio.get_running_loop()
     active, fired = True, False

@@ -308,11 +308,10 @@ async def file_lock(path: str | Path, poll: float = 0.01) -> AsyncIterator[None]
     """Hold the edit lock of ``path``: one holder at a time across tasks, threads and processes.
 
     An exclusive ``flock`` on a per-file lock file; waiting polls without blocking the event loop, so a
-    cancelled waiter simply stops waiting (a call driven without a loop gets one to wait on).
+    cancelled waiter simply stops waiting.
     """
+    import asyncio
     import fcntl
-
-    from .loops import need_loop
 
     lock = lock_path(path)
     lock.parent.mkdir(parents=True, exist_ok=True)
@@ -324,9 +323,6 @@ async def file_lock(path: str | Path, poll: float = 0.01) -> AsyncIterator[None]
                 fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                await need_loop()
-                import asyncio
-
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.2)
         try:

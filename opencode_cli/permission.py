@@ -15,7 +15,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import CorrectedError, DeniedError, NotFoundError, RejectedError
-from .loops import need_loop
 
 if TYPE_CHECKING:
     import asyncio
@@ -281,7 +280,6 @@ class PermissionService:
                 needs_asking = True
         if not needs_asking:
             return
-        await need_loop()  # waiting for a reply needs a loop (a call driven without one moves to one)
         import asyncio
 
         request.id = request.id or _new_request_id()

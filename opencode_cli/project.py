@@ -489,9 +489,9 @@ class Project:
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
         if services is not None or "portal" in self.__dict__:
-            from .loops import offload
+            import asyncio
 
-            await offload(self._close_elsewhere)  # inline when no loop runs (a call driven without one)
+            await asyncio.to_thread(self._close_elsewhere)
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on

@@ -137,7 +137,7 @@ def test_1000_run_tool_calls_leave_no_subscriber_behind(make_project: Callable[.
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 1)], ids=["SIGINT", "SIGTERM"]
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
 )
 def test_the_cli_stops_the_service_on_a_signal(
     cli_env: dict[str, str], tmp_path: Path, signum: int, code: int

@@ -731,7 +731,7 @@ def test_ask_from_a_sync_tool_blocks_until_answered(ctx: ToolContext) -> None:
 
     @tool
     def guarded(path: str, ctx: ToolContext) -> str:
-        ctx.ask("edit", [path], always=["*"], metadata={"filepath": path})
+        ctx.ask_blocking("edit", [path], always=["*"], metadata={"filepath": path})
         return f"answered={len(answered)}"
 
     assert run(guarded, {"path": "a.txt"}, ctx).output == "answered=1"
@@ -760,6 +760,38 @@ def test_ask_from_an_async_tool_is_awaited(ctx: ToolContext) -> None:
     assert answered[0].permission == "read"
 
 
+def test_ask_is_a_coroutine_whatever_the_thread_and_ask_blocking_refuses_the_loop(ctx: ToolContext) -> None:
+    """One form per kind of tool: ``ctx.ask`` is always awaited, ``ctx.ask_blocking`` always waits (and
+    refuses to wait for itself on the call's loop)."""
+    import inspect
+    import threading
+
+    kinds: list[bool] = []
+
+    def in_a_thread() -> None:
+        pending = ctx.ask("read", ["x"])
+        kinds.append(inspect.iscoroutine(pending))
+        pending.close()
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join()
+
+    @tool
+    async def on_the_loop(ctx: ToolContext) -> str:
+        pending = ctx.ask("read", ["x"])
+        kinds.append(inspect.iscoroutine(pending))
+        await pending
+        try:
+            ctx.ask_blocking("read", ["x"])
+        except RuntimeError as error:
+            return str(error)
+        return "waited for itself"
+
+    assert "await ctx.ask()" in run(on_the_loop, {}, ctx).output
+    assert kinds == [True, True]
+
+
 @pytest.mark.parametrize("asynchronous", [False, True])
 def test_denied_ask_fails_the_call(ctx: ToolContext, asynchronous: bool) -> None:
     async def asker(request: PermissionRequest) -> None:
@@ -780,7 +812,7 @@ def test_denied_ask_fails_the_call(ctx: ToolContext, asynchronous: bool) -> None
 
         @tool
         def guarded(ctx: ToolContext) -> str:
-            ctx.ask("bash", ["rm -rf /"])
+            ctx.ask_blocking("bash", ["rm -rf /"])
             after.append("ran")
             return "ran"
 

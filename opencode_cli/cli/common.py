@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -128,125 +128,63 @@ def collect_from_now_on() -> None:
 TERM_GRACE = 3.0
 
 
-#: The built-ins whose calls may start without an event loop (:func:`run_in_project` with ``loopless``):
-#: whatever they await is loop-optional (``loops.offload``, ``loops.need_loop`` before a real wait).
-LOOPLESS_TOOLS = frozenset({"read", "glob", "grep", "edit", "write", "apply_patch"})
-
-#: The hooks around a call: a plugin implementing one may need a loop, so its calls get one from the start.
-CALL_HOOKS = ("tool_execute", "tool_execute_before", "tool_execute_after")
+#: What each signal ends a command with: the abort reason, then the exit code.
+SIGNAL_EXITS = {"interrupted": EXIT_INTERRUPTED, "terminated": EXIT_TERMINATED}
 
 
-def loopless(project: Any, tool_ids: Sequence[str]) -> bool:
-    """Whether calls of ``tool_ids`` can start without an event loop: each is a built-in of
-    :data:`LOOPLESS_TOOLS` (not shadowed by a plugin's or a file's tool), no MCP server is configured, and
-    no plugin but the built-ins hooks the calls."""
-    if not tool_ids or project.generation.mcp_servers:
-        return False
-    entries = project.registry.entries
-    for tool_id in tool_ids:
-        entry = entries.get(tool_id)
-        if tool_id not in LOOPLESS_TOOLS or entry is None or getattr(entry.source, "kind", None) != "builtin":
-            return False
-    plugins = project.plugins
-    return not any(
-        getattr(plugins.record_for(name), "kind", "builtin") != "builtin"
-        for hook in CALL_HOOKS
-        for name in plugins.implementers(hook)
-    )
-
-
-class _Terminated(BaseException):
-    """Raised by the SIGTERM handler of a call running without an event loop."""
-
-
-def run_in_project(
-    project: Any, work: Callable[[], Awaitable[T]], abort: Any = None, *, without_loop: bool = False
-) -> T:
+def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = None) -> T:
     """Run ``work()`` on a new event loop inside ``async with project``, so every service it starts is
-    stopped on the way out: on success, on an error, on Ctrl-C (then the command ends with
-    ``interrupted``, exit 130) and on SIGTERM (``abort`` is signalled, and the work is cancelled if it has
-    not ended within :data:`TERM_GRACE` seconds: ``terminated``, exit 143).
+    stopped on the way out: on success, on an error, and on a signal.
 
-    ``without_loop`` (see :func:`loopless`): the work starts with no event loop and no asyncio
-    (:func:`opencode_cli.drive.drive`) and moves to a loop only if it has to wait; until then SIGTERM
-    signals ``abort`` and ends the work at once (``terminated``, exit 143)."""
+    SIGINT and SIGTERM are an abort: ``abort`` (the call's signal) is set with the reason
+    ``interrupted`` or ``terminated``; the tool sees ``ctx.abort`` and stops between two steps, so no
+    write is cut in half. If the work has not ended within :data:`TERM_GRACE` seconds (at once without
+    an ``abort``, or on a second signal), it is cancelled: the command then says ``interrupted`` (exit
+    130) or ``terminated`` (exit 143). When the work ends by itself after a signal, its result or error
+    is returned or raised as usual: the caller shows it, then ends with :func:`exit_if_signalled`."""
+    import asyncio
     import signal
 
-    terminated = False
-
-    def on_loop() -> None:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-
-        def terminate() -> None:
-            nonlocal terminated
-            terminated = True
-            if abort is not None:
-                abort.abort("terminated")
-            if task is not None:
-                loop.call_later(0 if abort is None else TERM_GRACE, task.cancel)
-
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, terminate)
+    reasons: list[str] = []
 
     async def main() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop(reason: str) -> None:
+            first = not reasons
+            reasons.append(reason)
+            if abort is not None:
+                abort.abort(reason)
+            loop.call_later(TERM_GRACE if abort is not None and first else 0, task.cancel)
+
+        for signum, reason in ((signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, stop, reason)
         async with project:
             return await work()
 
-    def terminate_here(signum: int, frame: Any) -> None:
-        nonlocal terminated
-        terminated = True
-        if abort is not None:
-            abort.abort("terminated")
-        raise _Terminated()
-
     collect_from_now_on()
-    installed = False
-    previous: Any = None
-
-    def restore() -> None:
-        nonlocal installed
-        if installed:
-            installed = False
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
     try:
-        if without_loop:
-            from ..drive import drive
-
-            with contextlib.suppress(ValueError):  # only the main thread can set a handler
-                previous = signal.signal(signal.SIGTERM, terminate_here)
-                installed = True
-
-            def to_loop() -> None:
-                restore()  # the loop's handler takes over
-                on_loop()
-
-            return drive(main(), on_loop=to_loop)
-        import asyncio
-
-        async def on_a_loop() -> T:
-            on_loop()
-            return await main()
-
-        return asyncio.run(on_a_loop())
+        return asyncio.run(main())
     except KeyboardInterrupt:
         err("interrupted")
         raise SystemExit(EXIT_INTERRUPTED) from None
-    except _Terminated:
-        err("terminated")
-        raise SystemExit(EXIT_TERMINATED) from None
-    except BaseException as error:
-        from ..loops import is_cancellation
-
-        if not (terminated and is_cancellation(error)):
+    except asyncio.CancelledError:
+        if not reasons:
             raise
-        err("terminated")
-        raise SystemExit(EXIT_TERMINATED) from None
-    finally:
-        restore()
+        err(reasons[0])
+        raise SystemExit(SIGNAL_EXITS[reasons[0]]) from None
+
+
+def exit_if_signalled(abort: Any) -> None:
+    """End the command with the exit code of the signal that aborted its call (130 or 143), if one did
+    (see :func:`run_in_project`); the call's own outcome was shown already."""
+    reason = getattr(abort, "reason", None)
+    if reason in SIGNAL_EXITS:
+        err(reason)
+        raise typer.Exit(SIGNAL_EXITS[reason])
 
 
 def first_line(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from .common import EXIT_TOOL_ERROR, err, friendly_errors, make_project, run_in_project
+from .common import EXIT_TOOL_ERROR, err, exit_if_signalled, friendly_errors, make_project, run_in_project
 
 
 def run(
@@ -51,10 +51,12 @@ def run(
     except OpencodeError as error:
         printer.failed(str(error) or type(error).__name__)
         err(f"session {session.id} (continue it with --session {session.id})")
+        exit_if_signalled(abort)
         raise typer.Exit(EXIT_TOOL_ERROR) from None
     printer.done(result)
     if not as_json:
         err(f"session {session.id} (continue it with --session {session.id})")
+    exit_if_signalled(abort)
 
 
 class _Terminal:

@@ -16,10 +16,10 @@ from .common import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
     err,
+    exit_if_signalled,
     fail,
     first_line,
     friendly_errors,
-    loopless,
     make_project,
     model_of,
     print_json,
@@ -295,9 +295,8 @@ def run_tool(
         async with session:
             return await session.execute(found, arguments, abort=abort)
 
-    without_loop = servers is None and loopless(project, [ready[0]] if ready else [])
     try:
-        result = run_in_project(project, execute, abort, without_loop=without_loop)
+        result = run_in_project(project, execute, abort)
     except typer.Exit:
         raise
     except InvalidArgumentsError as error:
@@ -307,6 +306,7 @@ def run_tool(
         from ..session import error_text
 
         _print_failure(error_text(error), json_)
+        exit_if_signalled(abort)
         raise typer.Exit(EXIT_TOOL_ERROR) from None
     finally:
         if sys.stderr.isatty() and session.on_metadata is not None:
@@ -320,10 +320,11 @@ def run_tool(
         payload = result.as_dict()
         payload["output"] = output
         print_json(payload)
-        return
-    sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
-    for attachment in result.attachments:
-        err(f"[attachment {attachment.mime}, {len(attachment.url)} characters of data URL]")
+    else:
+        sys.stdout.write(output if output.endswith("\n") or not output else output + "\n")
+        for attachment in result.attachments:
+            err(f"[attachment {attachment.mime}, {len(attachment.url)} characters of data URL]")
+    exit_if_signalled(abort)
 
 
 def _print_failure(message: str, as_json: bool) -> None:

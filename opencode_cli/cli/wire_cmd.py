@@ -13,9 +13,9 @@ from .common import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
     err,
+    exit_if_signalled,
     fail,
     friendly_errors,
-    loopless,
     make_project,
     model_of,
     print_json,
@@ -87,16 +87,19 @@ def call(
         if not project.generation.mcp_servers:
             session.resolve()
 
+    from ..context import AbortSignal
+
+    abort = AbortSignal()
+
     async def run_all() -> list[Any]:
         if project.generation.mcp_servers:
             await project.open()
             with friendly_errors():
                 session.resolve()
         async with session:
-            return [await session.dispatch(one) for one in calls]
+            return [await session.dispatch(one, abort=abort) for one in calls]
 
-    names = [call.name if call.name in project.registry.entries else call.name.lower() for call in calls]
-    parts = run_in_project(project, run_all, without_loop=loopless(project, names))
+    parts = run_in_project(project, run_all, abort)
     if as_json:
         print_json({"parts": [part.as_dict() for part in parts]})
     else:
@@ -108,6 +111,7 @@ def call(
                 )
             write_out(part.text)
     failed = [p for p in parts if p.status == "error" or p.tool == "invalid"]
+    exit_if_signalled(abort)
     if failed:
         if not as_json:
             err(f"{len(failed)} of {len(parts)} call(s) failed or were rerouted to invalid")

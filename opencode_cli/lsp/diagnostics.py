@@ -120,9 +120,6 @@ async def after_edit(ctx: ToolContext, paths: Iterable[str]) -> Report:
     wanted = [(path, matches) for path, matches in wanted if matches]
     if not wanted:
         return Report()
-    from ..loops import need_loop
-
-    await need_loop()  # servers are talked to on a loop (a call driven without one moves to one)
     return await _collect(project, wanted)
 
 

@@ -12,6 +12,7 @@ the process too.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -21,15 +22,11 @@ import sysconfig
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from ..context import AbortSignal
 from ..contract import AbortedError
 from ..errors import ToolError
-from ..loops import running_loop
-
-if TYPE_CHECKING:
-    import asyncio
 
 T = TypeVar("T")
 
@@ -162,10 +159,6 @@ async def run(
     command = [binary(), "--no-config", *args]
     outcome: Outcome[T] = Outcome()
     records = _Records(outcome, limit, parse, max_record)
-    if running_loop() is None:  # a call driven without a loop: nothing else to run meanwhile
-        return _run_here(command, cwd, env, pass_fds, outcome, records, limit, abort)
-    import asyncio
-
     try:
         process = await asyncio.create_subprocess_exec(
             *command,
@@ -257,81 +250,6 @@ class _Records(Generic[T]):
             return False
         self.items.append(item)
         return len(self.items) > self.limit
-
-
-def _run_here(
-    command: list[str],
-    cwd: str,
-    env: Mapping[str, str] | None,
-    pass_fds: tuple[int, ...],
-    outcome: Outcome[T],
-    records: _Records[T],
-    limit: int,
-    abort: AbortSignal | None,
-) -> Outcome[T]:
-    """:func:`run` without an event loop: the same reading, limit and results, both pipes read in this
-    thread through a selector (an abort is noticed within :data:`ABORT_POLL` seconds)."""
-    import selectors
-    import subprocess
-
-    try:
-        process = subprocess.Popen(
-            command,
-            cwd=cwd,
-            pass_fds=pass_fds,
-            env=None if env is None else dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-    except OSError:
-        raise ToolError("ripgrep execution failed") from None
-    assert process.stdout is not None and process.stderr is not None
-    stdout, stderr = process.stdout.fileno(), process.stderr.fileno()
-    errors = bytearray()
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(stdout, selectors.EVENT_READ)
-            selector.register(stderr, selectors.EVENT_READ)
-            full = False
-            open_pipes = 2
-            while open_pipes and not full:
-                if abort is not None and abort.aborted:
-                    raise AbortedError()
-                for key, _ in selector.select(ABORT_POLL):
-                    chunk = os.read(key.fd, READ_CHUNK)
-                    if key.fd == stderr:
-                        errors += chunk[: max(ERROR_BYTES - len(errors), 0)]
-                    else:
-                        full = records.feed(chunk) if chunk else records.end()
-                    if not chunk:
-                        selector.unregister(key.fd)
-                        open_pipes -= 1
-                    if full:
-                        break
-        if full:
-            del outcome.items[limit:]
-            outcome.truncated = True
-            return outcome
-        outcome.code = process.wait()
-        outcome.stderr = errors.decode("utf-8", "replace")
-        if abort is not None and abort.aborted:
-            raise AbortedError()
-        return outcome
-    finally:
-        killed = False
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-                killed = True
-        process.stdout.close()
-        process.stderr.close()
-        process.wait()
-        outcome.killed = killed
-
-
-#: Seconds between two looks at the abort signal while ripgrep runs without an event loop.
-ABORT_POLL = 0.1
 
 
 # -- helpers shared by the tools -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ events.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import functools
@@ -38,7 +39,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
-from ..loops import offload, offload_to_end
+from ..loops import to_end
 from ..lsp import diagnostics as lsp
 from ..patch import (
     AddFile,
@@ -275,16 +276,16 @@ async def _verify(hunks: list[Hunk], ctx: ToolContext) -> Verified:
             async with boundary.pinned(ctx, path) as target:
                 judged.add(target.location)
                 if isinstance(hunk, AddFile):
-                    change = await offload(_plan_add, hunk, path)
+                    change = await asyncio.to_thread(_plan_add, hunk, path)
                 elif isinstance(hunk, DeleteFile):
-                    change = await offload(_plan_delete, hunk, path, target)
+                    change = await asyncio.to_thread(_plan_delete, hunk, path, target)
                 else:
                     move_path = str(ctx.resolve(hunk.move_path)) if hunk.move_path else None
-                    change = await offload(_plan_update, hunk, path, move_path, target)
+                    change = await asyncio.to_thread(_plan_update, hunk, path, move_path, target)
                     if move_path is not None:
                         async with boundary.pinned(ctx, move_path) as destination:
                             judged.add(destination.location)
-                if change.type in ("delete", "move") and await offload(os.path.islink, path):
+                if change.type in ("delete", "move") and await asyncio.to_thread(os.path.islink, path):
                     # what is removed is the name itself (the link, not what it leads to): judged too
                     async with boundary.pinned(ctx, path, follow=False) as name:
                         judged.add(name.location)
@@ -583,7 +584,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     )
 
     async with _hold_locks(_touched(changes)):
-        changes = await offload_to_end(_apply, changes, base, allowed)
+        changes = await to_end(_apply, changes, base, allowed)
 
     targets = [
         (change.target, relative(base, change.target)) for change in changes if change.type != "delete"

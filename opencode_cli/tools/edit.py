@@ -23,7 +23,7 @@ from .. import boundary, files
 from ..context import ToolContext
 from ..contract import ToolResult
 from ..errors import ToolError
-from ..loops import offload_to_end
+from ..loops import to_end
 from ..lsp import diagnostics as lsp
 from ._paths import reason, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
@@ -129,17 +129,17 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
 
     async with pinned(ctx, path) as target:
         if params.oldString == "":
-            if await offload_to_end(target.exists):
+            if await to_end(target.exists):
                 raise ToolError(EMPTY_OLD)
             old_text = ""
             new_text, bom = files.split_bom(params.newString)
         else:
-            old_text, new_text, bom = await offload_to_end(_prepare, target, params)
-        diff = await offload_to_end(files.diff_for, path, old_text, new_text)
+            old_text, new_text, bom = await to_end(_prepare, target, params)
+        diff = await to_end(files.diff_for, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await offload_to_end(write_atomically, target, new_text, bom)
+        await to_end(write_atomically, target, new_text, bom)
 
-    additions, deletions = await offload_to_end(files.count_changes, old_text, new_text)
+    additions, deletions = await to_end(files.count_changes, old_text, new_text)
     filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}
     ctx.metadata(metadata={"diff": diff, "filediff": filediff, "diagnostics": {}})
     report = await lsp.after_edit(ctx, [path])

@@ -8,6 +8,7 @@ enough bytes to show its first 2000 characters, so memory does not grow with the
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import os
@@ -19,7 +20,6 @@ from .. import boundary, files
 from ..context import AbortSignal, ToolContext
 from ..contract import AbortedError, Attachment, ToolResult
 from ..errors import ToolError
-from ..loops import offload
 from ._paths import stat_or_none, worktree_relative
 
 if TYPE_CHECKING:
@@ -464,12 +464,12 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     if stat_error is not None:
         raise stat_error
     if info is None:
-        raise ToolError(await offload(_not_found, path))
+        raise ToolError(await asyncio.to_thread(_not_found, path))
 
     # The path may still change between the judgement and the open (a symlink flipped in between), so
     # what is read is judged as it was opened: its real location is taken from the descriptor, judged
     # when it is not the location already judged, and only that descriptor is read from.
-    fd, opened, is_dir = await offload(_open, path)
+    fd, opened, is_dir = await asyncio.to_thread(_open, path)
     handed_over = False
     try:
         if not bypass and opened != judged:
@@ -480,13 +480,13 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         offset = params.offset or 1
         limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
         if is_dir:
-            return await offload(_read_directory, path, title, offset, limit, fd)
+            return await asyncio.to_thread(_read_directory, path, title, offset, limit, fd)
 
         from . import _instructions
 
-        loaded = await offload(_instructions.resolve, ctx, path)
+        loaded = await asyncio.to_thread(_instructions.resolve, ctx, path)
         handed_over = True
-        return await offload(_read_file, path, title, offset, limit, loaded, ctx.abort, fd)
+        return await asyncio.to_thread(_read_file, path, title, offset, limit, loaded, ctx.abort, fd)
     finally:
         if not handed_over:
             os.close(fd)

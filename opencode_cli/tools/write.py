@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .. import files
 from ..context import ToolContext
 from ..contract import ToolResult
-from ..loops import offload_to_end
+from ..loops import to_end
 from ..lsp import diagnostics as lsp
 from ._paths import worktree_relative
 from .edit import pinned, read_existing, write_atomically
@@ -66,11 +66,11 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     title = worktree_relative(ctx, path)
 
     async with pinned(ctx, path) as target:
-        exists, old_text, old_bom = await offload_to_end(_old_content, target)
+        exists, old_text, old_bom = await to_end(_old_content, target)
         new_text, new_bom = files.split_bom(params.content)
-        diff = await offload_to_end(_diff, path, old_text, new_text)
+        diff = await to_end(_diff, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await offload_to_end(write_atomically, target, new_text, old_bom or new_bom)
+        await to_end(write_atomically, target, new_text, old_bom or new_bom)
 
     report = await lsp.after_edit(ctx, [path])
     return ToolResult(
