@@ -68,10 +68,11 @@ class ToolResult:
 
 
 class AbortedError(ToolError):
-    """The call was aborted through ``ctx.abort``."""
+    """The call was aborted through ``ctx.abort``; ``detail`` (a line after the interrupted text) says
+    what the tool left behind, e.g. that no file was changed."""
 
-    def __init__(self) -> None:
-        super().__init__(INTERRUPTED)
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(INTERRUPTED if detail is None else f"{INTERRUPTED}\n{detail}")
 
 
 @dataclass(frozen=True)

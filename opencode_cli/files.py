@@ -169,7 +169,19 @@ class Target:
         return fd
 
     def write(self, data: bytes | str, *, bom: bool = False) -> None:
-        """Replace the file's content atomically (see :func:`atomic_write`)."""
+        """Replace the file's content atomically (see :func:`atomic_write`): :meth:`stage`, then
+        :meth:`commit`."""
+        temporary = self.stage(data, bom=bom)
+        try:
+            self.commit(temporary)
+        except BaseException:
+            self.discard(temporary)
+            raise
+
+    def stage(self, data: bytes | str, *, bom: bool = False) -> str:
+        """Write the new content to a temporary file beside the file (its mode kept, synced to disk) and
+        return the temporary's name, for :meth:`commit` or :meth:`discard`; the file itself is untouched.
+        The directories still missing on the way are made."""
         payload = encode(data, bom) if isinstance(data, str) else data
         fd = self._directory_fd()
         try:
@@ -195,16 +207,35 @@ class Target:
                     handle.flush()
                     os.fchmod(handle.fileno(), mode)
                     os.fsync(handle.fileno())
-                os.replace(temporary, self.name, src_dir_fd=fd, dst_dir_fd=fd)
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary, dir_fd=fd)
                 raise
+            return temporary
+        finally:
+            if fd != self.fd:
+                os.close(fd)
+
+    def commit(self, temporary: str) -> None:
+        """Put the content from :meth:`stage` in place: one rename over the file (atomic)."""
+        fd = self._directory_fd()
+        try:
+            os.replace(temporary, self.name, src_dir_fd=fd, dst_dir_fd=fd)
             with contextlib.suppress(OSError):
                 os.fsync(fd)
         finally:
             if fd != self.fd:
                 os.close(fd)
+
+    def discard(self, temporary: str) -> None:
+        """Remove a temporary from :meth:`stage` that will not be committed (gone already: nothing)."""
+        with contextlib.suppress(OSError):
+            fd = self._directory_fd()  # the missing directories were made by the stage
+            try:
+                os.unlink(temporary, dir_fd=fd)
+            finally:
+                if fd != self.fd:
+                    os.close(fd)
 
     def remove(self) -> None:
         """Remove the file (a link at the name is removed itself, never what it leads to)."""

@@ -16,12 +16,22 @@ def main() -> None:
     interpreter's last collection does not sweep it once more.
     """
     import gc
+    import signal
     import sys
 
     gc.disable()
+    signal.signal(signal.SIGTERM, _terminated)  # a call's own loop turns it into an abort while it runs
     try:
         from .app import app_for
 
         app_for(sys.argv[1:])()
     finally:
         gc.freeze()
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM outside a call (while the command starts or prints): end at once, as ``terminated``."""
+    import sys
+
+    print("terminated", file=sys.stderr, flush=True)
+    raise SystemExit(143)

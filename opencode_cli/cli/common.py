@@ -166,6 +166,7 @@ def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = 
             return await work()
 
     collect_from_now_on()
+    before = signal.getsignal(signal.SIGTERM)
     try:
         return asyncio.run(main())
     except KeyboardInterrupt:
@@ -176,6 +177,9 @@ def run_in_project(project: Any, work: Callable[[], Awaitable[T]], abort: Any = 
             raise
         err(reasons[0])
         raise SystemExit(SIGNAL_EXITS[reasons[0]]) from None
+    finally:
+        with contextlib.suppress(ValueError, TypeError):  # the loop's handler is gone with the loop
+            signal.signal(signal.SIGTERM, before)
 
 
 def exit_if_signalled(abort: Any) -> None:

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .. import boundary, files
-from ..context import ToolContext
-from ..contract import ToolResult
+from ..context import AbortSignal, ToolContext
+from ..contract import INTERRUPTED, AbortedError, ToolResult, unless_aborted
 from ..errors import ToolError
 from ..loops import to_end
 from ..lsp import diagnostics as lsp
@@ -409,6 +409,40 @@ def _write_guarded(path: str, data: bytes, allowed: Allowed) -> None:
         target.write(data)
 
 
+@dataclass
+class _Staged:
+    """New content written to a temporary beside its target, not yet renamed over it."""
+
+    path: str
+    location: str
+    """Where the target really was when staged: the commit renames only there."""
+    temporary: str
+
+
+def _stage_guarded(path: str, data: bytes, allowed: Allowed) -> _Staged:
+    """Stage ``path``'s new content (see :meth:`files.Target.stage`) where it really is, when allowed."""
+    with files.pin(path) as target:
+        if not allowed(target.location):
+            raise files.ChangedWhileOpening(path)
+        return _Staged(path, target.location, target.stage(data))
+
+
+def _commit_guarded(staged: _Staged) -> None:
+    """Rename the staged content over its target, which must still be where it was staged."""
+    with files.pin(staged.path) as target:
+        if target.location != staged.location:
+            raise files.ChangedWhileOpening(staged.path)
+        target.commit(staged.temporary)
+
+
+def _discard(staged: Iterable[_Staged]) -> None:
+    """Remove staged temporaries that will not be committed."""
+    for one in staged:
+        with contextlib.suppress(OSError), files.pin(one.path) as target:
+            if target.location == one.location:
+                target.discard(one.temporary)
+
+
 def _remove_guarded(path: str, allowed: Allowed) -> None:
     """Remove ``path`` through its pinned directory, only when where it really is now is ``allowed``."""
     with files.pin(path, follow=False) as target:
@@ -427,54 +461,87 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _apply_all(changes: list[Change], snapshots: dict[str, Snapshot], base: str, allowed: Allowed) -> None:
-    """Make every change; on an OS error put back everything touched and raise a ToolError."""
+#: Said of a patch that was stopped before its commit.
+NOT_APPLIED = "The patch was not applied: no file was modified."
+
+
+def _apply_all(
+    changes: list[Change], snapshots: dict[str, Snapshot], base: str, allowed: Allowed, abort: AbortSignal
+) -> None:
+    """Make every change, all or none: stage every new content beside its target (the abort is looked
+    at between two files; an abort or a failure removes what was staged), then commit by renames and
+    removals, which nothing interrupts; a commit failing part way puts back everything touched from the
+    snapshots. Raises a ToolError saying which."""
     created: list[str] = []
     for change in changes:
         if change.type != "delete":
             for folder in _missing_parents(change.target):
                 if folder not in created:
                     created.append(folder)
-    touched: list[str] = []
-
-    def write(path: str, change: Change) -> None:
-        touched.append(path)
-        try:
-            _write_guarded(path, files.encode(change.new, change.bom), allowed)
-        except OSError as error:
-            raise _ApplyFailed(path, error, "open") from error
-
-    def remove(path: str) -> None:
-        touched.append(path)
-        try:
-            _remove_guarded(path, allowed)
-        except OSError as error:
-            raise _ApplyFailed(path, error, "unlink") from error
-
+    staged: dict[int, _Staged] = {}
     try:
-        for change in changes:
-            if change.type in ("add", "update"):
-                write(change.path, change)
-            elif change.type == "move":
-                assert change.move_path is not None
-                write(change.move_path, change)
-                if not _same_file(change.path, change.move_path):
-                    remove(change.path)
-            else:
-                remove(change.path)
+        for index, change in enumerate(changes):
+            if abort.aborted:
+                raise AbortedError(NOT_APPLIED)
+            if change.type == "delete":
+                continue
+            try:
+                staged[index] = _stage_guarded(change.target, files.encode(change.new, change.bom), allowed)
+            except OSError as error:
+                raise _ApplyFailed(change.target, error, "open") from error
+    except BaseException as stopped:
+        _discard(staged.values())
+        _remove_created(created)
+        if isinstance(stopped, _ApplyFailed):
+            raise _failure(stopped, base, [], NOT_APPLIED) from None
+        raise
+    touched: list[str] = []
+    committed: set[int] = set()
+    try:
+        for index, change in enumerate(changes):
+            if change.type != "delete":
+                touched.append(change.target)
+                try:
+                    _commit_guarded(staged[index])
+                except OSError as error:
+                    raise _ApplyFailed(change.target, error, "open") from error
+                committed.add(index)
+            if change.type == "delete" or (
+                change.type == "move"
+                and change.move_path is not None
+                and not _same_file(change.path, change.move_path)
+            ):
+                touched.append(change.path)
+                try:
+                    _remove_guarded(change.path, allowed)
+                except OSError as error:
+                    raise _ApplyFailed(change.path, error, "unlink") from error
     except _ApplyFailed as failure:
+        _discard(one for index, one in staged.items() if index not in committed)
         not_restored = _roll_back(touched, snapshots, created, allowed)
-        verb = "delete" if failure.syscall == "unlink" else "write"
-        message = (
-            f"apply_patch failed: could not {verb} {relative(base, failure.path)}: "
-            f"{_node_message(failure.error, failure.syscall, failure.path)}"
-        )
         if not_restored:
             listed = "; ".join(f"{relative(base, path)} ({reason})" for path, reason in not_restored)
-            message += f"\nThe changes already made could not all be undone. Not restored: {listed}"
+            after = f"The changes already made could not all be undone. Not restored: {listed}"
         else:
-            message += "\nThe changes already made were undone: no file was modified."
-        raise ToolError(message) from None
+            after = "The changes already made were undone: no file was modified."
+        raise _failure(failure, base, not_restored, after) from None
+
+
+def _failure(failure: _ApplyFailed, base: str, not_restored: list[Any], after: str) -> ToolError:
+    verb = "delete" if failure.syscall == "unlink" else "write"
+    return ToolError(
+        f"apply_patch failed: could not {verb} {relative(base, failure.path)}: "
+        f"{_node_message(failure.error, failure.syscall, failure.path)}\n{after}"
+    )
+
+
+def _remove_created(created: list[str]) -> None:
+    """Remove the directories the call made (deepest first), where they are still the ones made."""
+    for folder in sorted(created, key=lambda name: name.count(os.sep), reverse=True):
+        if boundary.real(folder) != folder:
+            continue  # no longer the folder that was made (a link on the way changed): left alone
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def _roll_back(
@@ -487,11 +554,7 @@ def _roll_back(
             snapshots[path].restore(allowed)
         except OSError as error:
             failed.append((path, error.strerror or str(error)))
-    for folder in sorted(created, key=lambda name: name.count(os.sep), reverse=True):
-        if boundary.real(folder) != folder:
-            continue  # no longer the folder that was made (a link on the way changed): left alone
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
+    _remove_created(created)
     return failed
 
 
@@ -507,10 +570,13 @@ def _refresh(change: Change, data: bytes | None) -> Change:
     return _plan_delete(change.hunk, change.path, data)
 
 
-def _apply(changes: list[Change], base: str, allowed: Allowed) -> list[Change]:
-    """Phase 3, the locks held: keep a copy of every touched path, redo stale changes, apply all."""
+def _apply(changes: list[Change], base: str, allowed: Allowed, abort: AbortSignal) -> list[Change]:
+    """Phase 3, the locks held: keep a copy of every touched path, redo stale changes, apply all (or
+    none: see :func:`_apply_all`)."""
     snapshots = {}
     for path in _touched(changes):
+        if abort.aborted:
+            raise AbortedError(NOT_APPLIED)
         try:
             snapshots[path] = Snapshot.take(path)
         except OSError as error:
@@ -531,7 +597,7 @@ def _apply(changes: list[Change], base: str, allowed: Allowed) -> list[Change]:
         else _refresh(change, snapshots[change.path].data)
         for change in changes
     ]
-    _apply_all(fresh, snapshots, base, allowed)
+    _apply_all(fresh, snapshots, base, allowed, abort)
     return fresh
 
 
@@ -550,6 +616,35 @@ def _summary(changes: list[Change], base: str) -> str:
     return SUCCESS + "\n" + "\n".join(lines)
 
 
+async def _verify_ask_apply(hunks: list[Hunk], ctx: ToolContext, base: str) -> list[Change]:
+    """Phases 1 to 3; an abort before the commit raises :class:`AbortedError` with nothing written."""
+    verified = await unless_aborted(_verify(hunks, ctx), ctx)
+    changes = verified.changes
+
+    def allowed(location: str) -> bool:
+        return location in verified.judged or boundary.is_inside_location(
+            location, ctx.directory, ctx.worktree
+        )
+
+    patterns = [relative(base, change.path) for change in changes]
+    asked = ctx.ask(
+        "edit",
+        patterns,
+        always=["*"],
+        metadata={
+            "filepath": ", ".join(patterns),
+            "diff": "".join(change.diff + "\n" for change in changes),
+            "files": [change.entry(base) for change in changes],
+        },
+    )
+    await unless_aborted(asked, ctx)
+
+    async with contextlib.AsyncExitStack() as locks:
+        await unless_aborted(locks.enter_async_context(_hold_locks(_touched(changes))), ctx)
+        # not cancelled by the abort: it looks at the abort itself until the commit, then ends it
+        return await to_end(_apply, changes, base, allowed, ctx.abort)
+
+
 async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Verify every hunk, ask once, then apply them all (or none)."""
     text = params.patchText
@@ -563,33 +658,20 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         raise _empty_patch_error(text)
 
     base = str(ctx.worktree or ctx.directory)
-    verified = await _verify(hunks, ctx)
-    changes = verified.changes
-
-    def allowed(location: str) -> bool:
-        return location in verified.judged or boundary.is_inside_location(
-            location, ctx.directory, ctx.worktree
-        )
-
-    patterns = [relative(base, change.path) for change in changes]
-    await ctx.ask(
-        "edit",
-        patterns,
-        always=["*"],
-        metadata={
-            "filepath": ", ".join(patterns),
-            "diff": "".join(change.diff + "\n" for change in changes),
-            "files": [change.entry(base) for change in changes],
-        },
-    )
-
-    async with _hold_locks(_touched(changes)):
-        changes = await to_end(_apply, changes, base, allowed)
+    try:
+        changes = await _verify_ask_apply(hunks, ctx, base)
+    except AbortedError as aborted:
+        if str(aborted) == INTERRUPTED:  # stopped before its commit: say that nothing changed
+            raise AbortedError(NOT_APPLIED) from None
+        raise
 
     targets = [
         (change.target, relative(base, change.target)) for change in changes if change.type != "delete"
     ]
-    report = await lsp.after_edit(ctx, [path for path, _ in targets])
+    report = lsp.Report()
+    if not ctx.abort.aborted:  # applied: an abort from here on only skips the diagnostics
+        with contextlib.suppress(AbortedError):
+            report = await unless_aborted(lsp.after_edit(ctx, [path for path, _ in targets]), ctx)
     output = _summary(changes, base) + report.for_patch(targets)
     return ToolResult(
         title=output,
@@ -603,5 +685,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
 
 
 def init() -> dict[str, Any]:
-    """The tool's definition, built on first use."""
-    return {"parameters_from": parameters, "execute": execute}
+    """The tool's definition, built on first use. It answers its abort itself (``handles_abort``): an
+    abort before the commit ends the call with nothing written, one during the commit waits for its end,
+    and the result says which."""
+    return {"parameters_from": parameters, "execute": execute, "handles_abort": True}

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest
+from opencode_cli.context import AbortSignal, PermissionRequest
 from opencode_cli.contract import ToolResult
 from opencode_cli.errors import RejectedError, ToolError
 from opencode_cli.files import file_lock
@@ -571,7 +571,7 @@ def test_rollback_when_a_write_fails(harness: Harness, root: Path) -> None:
     )
     assert message == (
         f"apply_patch failed: could not write ro.txt: EACCES: permission denied, open '{root / 'ro.txt'}'\n"
-        "The changes already made were undone: no file was modified."
+        "The patch was not applied: no file was modified."  # found while staging, before any commit
     )
     assert tree(root) == before
     assert not (root / "fresh").exists()
@@ -795,3 +795,36 @@ def test_metadata_is_json(harness: Harness, root: Path) -> None:
     assert "-m\n+n" in entry["patch"]
     assert shown["metadata"]["diff"] == entry["patch"] + "\n"
     assert shown["metadata"]["diagnostics"] == {}
+
+
+# -- all or nothing under interruption (issue 25) ---------------------------------------------------------
+
+
+def temporaries(root: Path) -> list[str]:
+    """Staged temporaries left anywhere under ``root``."""
+    return [name for name in tree(root) if Path(name).name.endswith(".tmp")]
+
+
+def test_an_abort_before_the_commit_changes_nothing_and_says_so(harness: Harness, root: Path) -> None:
+    for number in range(20):
+        (root / f"f{number}.txt").write_text("old\n")
+    before = tree(root)
+    signal = AbortSignal()
+    harness.during_ask = lambda request: signal.abort("terminated")
+    text = patch(*(line for n in range(20) for line in (f"*** Update File: f{n}.txt", "@@", "-old", "+new")))
+    message = harness.error(text, abort=signal)  # type: ignore[arg-type]
+    assert message == "[Tool execution was interrupted]\nThe patch was not applied: no file was modified."
+    assert tree(root) == before and temporaries(root) == []
+
+
+def test_a_commit_failing_midway_puts_back_what_it_renamed(harness: Harness, root: Path) -> None:
+    (root / "a.txt").write_text("a\n")
+    (root / "taken").mkdir()
+    (root / "taken" / "inside.txt").write_text("x\n")
+    before = tree(root)
+    message = harness.fails(
+        patch("*** Update File: a.txt", "@@", "-a", "+A", "*** Add File: taken", "+a file where a folder is")
+    )
+    assert message.startswith("apply_patch failed: could not write taken: ")
+    assert message.endswith("The changes already made were undone: no file was modified.")
+    assert tree(root) == before and temporaries(root) == []
