@@ -708,21 +708,30 @@ class LazyTool:
 
     def schema(self) -> dict[str, Any]:
         """The parameters as JSON Schema: the one given to :func:`define` when it has one (no import),
-        else the built tool's."""
-        known = self._schema() if self._schema is not None else None
+        else a built tool's."""
+        known = self.known_schema()
         return known if known is not None else self.load().schema()
+
+    def known_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema given to :func:`define` (``None`` when it was not, or does not know it)."""
+        return self._schema() if self._schema is not None else None
 
     @property
     def description(self) -> str:
         """The description, read without building the tool when it was given to :func:`define`."""
+        known = self.known_description()
+        return known if known is not None else self.load().description
+
+    def known_description(self) -> str | None:
+        """The description given to :func:`define` (a ``.txt`` file is read once), or ``None``."""
         described = self._description
         if isinstance(described, Path):
-            return described.read_text(encoding="utf-8")
+            self._description = described = described.read_text(encoding="utf-8")
         if isinstance(described, str):
             return described
         if callable(described):
             return described()
-        return self.load().description
+        return None
 
     def copy(self, **changes: Any) -> LazyTool:
         """A shallow copy with some attributes replaced."""
@@ -733,7 +742,9 @@ class LazyTool:
         return clone
 
     def load(self) -> Tool:
-        """Build a fresh :class:`Tool` (each call gives a new object, as OpenCode's ``init()`` does)."""
+        """Build a fresh :class:`Tool` (each call gives a new object, as OpenCode's ``init()`` does). The
+        registry builds one per generation and shares it between calls
+        (:meth:`~opencode_cli.registry.ToolEntry.loaded`)."""
         init = self._init
         if isinstance(init, str):
             module_name, _, attribute = init.partition(":")

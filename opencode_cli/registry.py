@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from .plugins import PluginRecord, Plugins
 
 AnyTool = Tool | LazyTool
+
+#: Held while a registry entry builds its tool (so that two threads build it once).
+_BUILDING = threading.Lock()
 
 #: Never offered to a model: the target of call repair (core spec §4.1).
 INVALID = "invalid"
@@ -43,11 +47,37 @@ class ToolEntry:
     shadowed: list[ToolSource] = field(default_factory=list)
     source_key: str = ""
     """The key of the registry source that contributed it (``file:<path>``, ``plugin:<name>``…)."""
+    _built: Tool | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def id(self) -> str:
         """The tool id."""
         return self.tool.id
+
+    def loaded(self) -> Tool:
+        """The tool, built (a :class:`LazyTool`'s ``init`` run) once for this entry, that is once per
+        generation: every call of the generation shares it, with its description, schema, parameters
+        model and call signature; the next reload's registry builds it again."""
+        built = self._built
+        if built is None:
+            with _BUILDING:
+                if self._built is None:
+                    self._built = self.tool.load()
+                built = self._built
+        return built
+
+    @property
+    def description(self) -> str:
+        """The description: known without building the tool when it was declared, else the built one's."""
+        tool = self.tool
+        known = tool.known_description() if isinstance(tool, LazyTool) else None
+        return known if known is not None else self.loaded().description
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema: known without building the tool when it was declared, else the built one's."""
+        tool = self.tool
+        known = tool.known_schema() if isinstance(tool, LazyTool) else None
+        return known if known is not None else self.loaded().schema()
 
     @property
     def source(self) -> ToolSource:
@@ -184,7 +214,7 @@ class Registry:
     def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
         """One tool's definition for ``model``, after the ``tool_definition`` hooks."""
         # a copy: hooks may edit the schema in place, and a loaded tool caches its own
-        output = ToolDefinitionOutput(entry.tool.description, lambda: copy.deepcopy(entry.tool.schema()))
+        output = ToolDefinitionOutput(entry.description, lambda: copy.deepcopy(entry.schema()))
         if self.plugins is not None and self.plugins.has_hook("tool_definition"):
             self.plugins.call("tool_definition", tool_id=entry.id, model=model, output=output)
         return ToolDefinition(entry, output)

@@ -430,7 +430,7 @@ class Session:
         part: ToolCallPart | None,
     ) -> ToolResult:
         plugins = self.project.plugins
-        tool = self.project.registry.get(tool_id).tool.load()
+        tool = self.project.registry.get(tool_id).loaded()
         await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=self.id, call_id=call_id, args=args
         )

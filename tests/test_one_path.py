@@ -49,3 +49,36 @@ def test_async_hooks_awaiting_to_thread_do_not_deadlock_many_dispatches(make_ope
     parts = asyncio.run(asyncio.wait_for(main(), 60))
     assert [part.output for part in parts] == [f"N{i}" for i in range(calls)]
     assert len(log.lines) == calls
+
+
+class CountsBuilds:
+    """A plugin whose tool is declared with :func:`define`: ``init`` counts how often it is built."""
+
+    def __init__(self) -> None:
+        self.builds = 0
+
+    def init(self) -> Any:
+        self.builds += 1
+        return {"json_schema": {"type": "object", "properties": {}}, "execute": lambda: "built"}
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        from opencode_cli import define
+
+        register(define("counted", self.init, description="Say how it was made."))
+
+
+def test_a_tool_is_built_once_per_generation_and_again_after_a_reload(make_opencode_project) -> None:
+    plugin = CountsBuilds()
+    project = make_opencode_project(("counts", plugin))
+
+    async def calls(count: int) -> list[str]:
+        async with project.session() as session:
+            return [(await session.execute("counted", {})).output for _ in range(count)]
+
+    assert asyncio.run(calls(5)) == ["built"] * 5
+    assert [d.id for d in project.tools() if d.id == "counted"] == ["counted"]  # listing builds nothing more
+    assert plugin.builds == 1
+    assert project.install(project.prepare(["plugin:counts"]))  # a reload of that source
+    assert asyncio.run(calls(3)) == ["built"] * 3
+    assert plugin.builds == 2

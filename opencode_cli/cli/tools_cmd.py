@@ -277,7 +277,7 @@ def run_tool(
         with friendly_errors():
             entry = project.registry.get(tool_id)
             try:
-                return entry.id, parse_arguments(tokens, entry.tool.schema(), notice=err)
+                return entry.id, parse_arguments(tokens, entry.schema(), notice=err)
             except ArgsError as error:
                 fail(f"error: {error}", EXIT_USAGE)
 

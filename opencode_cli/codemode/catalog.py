@@ -345,26 +345,26 @@ def bindings_of(mcp: Iterable[ToolEntry], builtins: Iterable[ToolEntry] = ()) ->
     found = []
     for entry in mcp:
         server, tool = split_key(entry.id, servers)
-        tool_object = entry.tool.load()
+        tool_object = entry.loaded()
         found.append(
             bind(
                 entry.id,
                 identifier(server),
                 identifier(tool),
                 tool_object.schema(),
-                entry.tool.description,
+                entry.description,
                 getattr(tool_object, "output_schema", None),
             )
         )
     for entry in builtins:
-        tool_object = entry.tool.load()
+        tool_object = entry.loaded()
         found.append(
             bind(
                 entry.id,
                 BUILTIN_NAMESPACE,
                 identifier(entry.id),
                 tool_object.schema(),
-                _first_paragraph(entry.tool.description),
+                _first_paragraph(entry.description),
             )
         )
     return unique(found)
