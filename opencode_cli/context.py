@@ -83,6 +83,14 @@ class AbortSignal:
         await future
 
 
+@dataclass
+class ShellEnvOutput:
+    """The mutable ``output`` of the ``shell_env`` hook: ``env`` is the environment the process gets
+    (change, add or remove variables in place, or assign a new dict)."""
+
+    env: dict[str, str]
+
+
 Asker = Callable[[PermissionRequest], Awaitable[None]]
 MetadataSink = Callable[[str | None, dict[str, Any] | None], None]
 
@@ -182,6 +190,24 @@ class ToolContext:
             metadata=dict(metadata or {}),
             tool={"messageID": self.message_id, "callID": self.call_id},
         )
+
+    async def process_env(self, cwd: str | Path | None = None) -> dict[str, str]:
+        """The environment of a process the tool starts for the model (bash's shell, say): the call's
+        :attr:`env` as the ``shell_env`` hooks leave it, for a process started in ``cwd`` (default: the
+        project directory)."""
+        env = dict(self.env)
+        project = self.project
+        if project is None or not project.plugins.has_hook("shell_env"):
+            return env
+        output = ShellEnvOutput(env)
+        await project.plugins.acall(
+            "shell_env",
+            cwd=str(cwd if cwd is not None else self.directory),
+            session_id=self.session_id,
+            call_id=self.call_id,
+            output=output,
+        )
+        return {str(key): str(value) for key, value in output.env.items()}
 
     def resolve(self, path: str | Path) -> Path:
         """An absolute path: ``path`` itself, or resolved against the project directory."""

@@ -11,10 +11,17 @@ Plugins are found through the entry-point group ``opencode`` and implement hooks
 
 An implementation may accept any subset of a hook's arguments, by name. Every hook is called through
 pluggy, so the plugin loaded last runs first unless ``tryfirst``/``trylast`` say otherwise, and
-``@hookimpl(wrapper=True)`` generators wrap the other implementations as in pytest. Any plain
-implementation may be written as ``async def``: it is awaited on the caller's event loop, in its place in
-pluggy's order (wrappers stay generators). The built-in tools are themselves a plugin of this contract
-(:mod:`opencode_cli.tools`).
+``@hookimpl(wrapper=True)`` generators wrap the other implementations as in pytest. The built-in tools
+are themselves a plugin of this contract (:mod:`opencode_cli.tools`).
+
+Where hooks run: on the caller's event loop, in the caller's task, with no thread of their own. Pluggy's
+call is made there, synchronously, so a plain (sync) implementation runs inline on the loop: one that
+blocks (a slow file write, a ``time.sleep``, a network request) holds up every other call of the process
+while it runs; that is the plugin's choice, and ``async def`` with ``await asyncio.to_thread(...)`` is the
+way not to. Any plain implementation may be written as ``async def``: pluggy calls it in its place (so
+``tryfirst``/``trylast`` hold) and what it returns is awaited right after pluggy's call, in pluggy's
+order, on that same loop; its body therefore runs after the sync implementations of the same call, and a
+wrapper sees it as an awaitable (wrappers stay generators).
 
 ``tool_definition``, ``tool_execute_before`` and ``tool_execute_after`` mirror OpenCode's
 ``tool.definition``, ``tool.execute.before`` and ``tool.execute.after``; :func:`tool_execute` is ours: it
@@ -152,8 +159,50 @@ def tool_execute_after(
     """
 
 
+@hookspec
+def permission_ask(request: PermissionRequest, output: AskOutput) -> None:
+    """Settle a permission request before a rule's ``ask`` puts it to the user.
+
+    Called when a tool's ``ctx.ask`` (or ``ctx.ask_blocking``) is judged ``ask`` by the rules and the
+    approvals so far (never for ``allow`` or ``deny``), before the request is published and the user is
+    prompted. A policy plugin may decide it, an audit plugin may just record it.
+
+    :param request: the :class:`opencode_cli.permission.Request` (``permission``, ``patterns``,
+        ``always``, ``metadata``, ``session_id``, ``tool``: the message and call ids).
+    :param output: mutable :class:`opencode_cli.permission.AskOutput`; set ``output.status`` to
+        ``"allow"`` (the call goes on, nobody is asked), ``"deny"`` (the call fails as rejected:
+        ``The user rejected permission to use this specific tool call.``) or leave ``"ask"``. Every
+        implementation sees what the earlier ones set; the last word counts. Another value is warned
+        about and the user is asked.
+
+    Mirrors OpenCode's ``permission.ask``. Raising fails the call with the exception's message.
+    """
+
+
+@hookspec
+def shell_env(cwd: str, session_id: str, call_id: str | None, output: ShellEnvOutput) -> None:
+    """Change the environment of a process a tool starts for the model (bash's shell).
+
+    Called once per process, before it starts (for bash: before its permission is asked, as the command
+    is scanned with that same environment), with the environment it would get.
+
+    :param cwd: the directory the process starts in.
+    :param session_id: the session making the call.
+    :param call_id: the provider's tool-call id, or ``None``.
+    :param output: mutable :class:`opencode_cli.context.ShellEnvOutput`; ``output.env`` is a dict of the
+        whole environment (the project's): set, change or delete variables in place, or assign a new
+        dict. Values are made strings.
+
+    Mirrors OpenCode's ``shell.env``. Raising fails the call with the exception's message. A tool of your
+    own gets the same environment with ``await ctx.process_env(cwd)``.
+    """
+
+
 if TYPE_CHECKING:
+    from .context import ShellEnvOutput
     from .models import RegisterProvider
+    from .permission import AskOutput
+    from .permission import Request as PermissionRequest
 
 
 @hookspec

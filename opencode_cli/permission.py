@@ -9,7 +9,7 @@ left to ``ask`` waits as a pending request until a host answers it with :meth:`P
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
@@ -218,6 +218,14 @@ class Request:
         return data
 
 
+@dataclass
+class AskOutput:
+    """The mutable ``output`` of the ``permission_ask`` hook: set ``status`` to ``"allow"`` or ``"deny"``,
+    or leave ``"ask"`` (the user is asked)."""
+
+    status: Action = "ask"
+
+
 def _new_request_id() -> str:
     import secrets
 
@@ -262,13 +270,16 @@ class PermissionService:
         request: Request,
         ruleset: Iterable[Rule],
         on_pending: Callable[[Request], None] | None = None,
+        before_asking: Callable[[Request], Awaitable[Action]] | None = None,
     ) -> None:
         """Return when allowed; raise :class:`DeniedError`, :class:`RejectedError` or :class:`CorrectedError`.
 
         Each pattern is judged by ``ruleset`` plus the approvals so far: a ``deny`` fails at once, with the
-        rules whose permission matches; if every pattern is allowed the call proceeds; otherwise the request
-        waits until :meth:`reply`. ``on_pending(request)`` is called once it waits (after the
-        ``permission.asked`` event): the asking session uses it to put the question to its user.
+        rules whose permission matches; if every pattern is allowed the call proceeds; otherwise
+        ``before_asking(request)`` (the ``permission_ask`` hook) may settle it (``allow`` passes, ``deny``
+        rejects), and what is still ``ask`` waits until :meth:`reply`. ``on_pending(request)`` is called
+        once it waits (after the ``permission.asked`` event): the asking session uses it to put the question
+        to its user.
         """
         rules = list(ruleset)
         needs_asking = False
@@ -280,6 +291,12 @@ class PermissionService:
                 needs_asking = True
         if not needs_asking:
             return
+        if before_asking is not None:
+            settled = await before_asking(request)
+            if settled == "allow":
+                return
+            if settled == "deny":
+                raise RejectedError()
         import asyncio
 
         request.id = request.id or _new_request_id()

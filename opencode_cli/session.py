@@ -329,10 +329,29 @@ class Session:
             self.project.permissions.reply(request.id, decision.reply, decision.feedback)
 
     async def ask(self, request: PermissionRequest) -> None:
-        """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts."""
+        """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts, unless a
+        ``permission_ask`` hook settles it first."""
         request.session_id = self.id
         ruleset = merge(self.agent.permission, self.rules)
-        await self.project.permissions.ask(request, ruleset, on_pending=self._on_pending)
+        plugins = self.project.plugins
+        before = self.permission_ask_status if plugins.has_hook("permission_ask") else None
+        await self.project.permissions.ask(
+            request, ruleset, on_pending=self._on_pending, before_asking=before
+        )
+
+    async def permission_ask_status(self, request: PermissionRequest) -> str:
+        """What the ``permission_ask`` hooks make of a request a rule would put to the user: ``"allow"``,
+        ``"deny"`` or ``"ask"`` (also when no plugin implements the hook)."""
+        from .permission import ACTIONS, AskOutput
+
+        output = AskOutput()
+        await self.project.plugins.acall("permission_ask", request=request, output=output)
+        if output.status not in ACTIONS:
+            self.project.warn(
+                f"permission_ask: status {output.status!r} is not allow, deny or ask; the user is asked"
+            )
+            return "ask"
+        return output.status
 
     # -- running a call --------------------------------------------------------------------------------
 

@@ -30,6 +30,8 @@ Fixtures (see ``docs/plugins.md``, "Testing a plugin"):
     A :class:`ToolRunner` on ``opencode_project``: ``run_tool("read", filePath="x")`` runs a call through
     a real session (``tool_execute_before``, validation, the tool, truncation, ``tool_execute_after``)
     and returns the :class:`~opencode_cli.ToolResult`; failures raise with the model-facing message.
+    ``run_tool.permission_ask(permission, patterns)`` and ``run_tool.process_env()`` show what the
+    ``permission_ask`` and ``shell_env`` hooks make of a request and of a process's environment.
 """
 
 from __future__ import annotations
@@ -379,6 +381,24 @@ class ToolRunner:
         from .session import ToolCall
 
         return self.project.portal.call(self.session.dispatch, ToolCall(name, arguments))
+
+    def permission_ask(
+        self, permission: str, patterns: list[str], metadata: dict[str, Any] | None = None
+    ) -> str:
+        """What the ``permission_ask`` hooks answer for a request a rule would put to the user:
+        ``"allow"``, ``"deny"`` or ``"ask"``."""
+        from .permission import Request
+
+        request = Request("", self.session.id, permission, list(patterns), metadata=dict(metadata or {}))
+        return self.project.portal.call(self.session.permission_ask_status, request)
+
+    def process_env(self, tool_id: str = "bash", cwd: str | Path | None = None) -> dict[str, str]:
+        """The environment a process started by ``tool_id`` gets, after the ``shell_env`` hooks (what
+        bash's shell would run with)."""
+        from .truncate import ascending_id
+
+        context = self.session.context(tool_id, ascending_id("call"))
+        return self.project.portal.call(context.process_env, cwd)
 
     def definition(self, tool_id: str, model: str | None = None) -> ToolDefinition:
         """What a model is told about ``tool_id`` (after the ``tool_definition`` hooks)."""

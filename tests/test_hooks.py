@@ -347,3 +347,66 @@ def test_a_broken_isolated_hook_does_not_stop_the_others(make_opencode_project, 
         record is not None and record.status == "failed" and "no description for you" in (record.error or "")
     )
     assert any("broken failed in tool_definition" in warning for warning in opencode_warnings)
+
+
+def test_hook_permission_ask(make_opencode_project, permission_replies) -> None:
+    seen: list[tuple[str, list[str]]] = []
+
+    class Policy:
+        @hookimpl
+        def permission_ask(self, request: Any, output: Any) -> None:
+            seen.append((request.permission, list(request.patterns)))
+            if request.permission == "weather":
+                output.status = "allow" if request.patterns == ["sunny"] else "deny"
+
+    class Audit:  # async, and runs after the policy (loaded first, so called last)
+        @hookimpl(trylast=True)
+        async def permission_ask(self, request: Any, output: Any) -> None:
+            await asyncio.sleep(0)
+            seen.append(("audit", [output.status]))
+
+    @tool
+    async def forecast(place: str, ctx: Any) -> str:
+        """Tell the weather."""
+        await ctx.ask("weather", [place])
+        return f"forecast for {place}"
+
+    class Forecasts:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(forecast)
+
+    project = make_opencode_project(("forecasts", Forecasts()), ("audit", Audit()), ("policy", Policy()))
+    runner = ToolRunner(project, permission_replies).rule("weather")  # every place is "ask"
+    assert runner("forecast", place="sunny").output == "forecast for sunny"  # allowed by the plugin
+    with pytest.raises(ToolError, match="The user rejected permission to use this specific tool call."):
+        runner("forecast", place="stormy")
+    assert permission_replies.permissions == []  # the user was never asked
+    assert ("audit", ["allow"]) in seen and ("audit", ["deny"]) in seen
+    assert runner.permission_ask("weather", ["sunny"]) == "allow"
+    assert runner.permission_ask("edit", ["x.txt"]) == "ask"  # left to the user
+    permission_replies.append("once")
+    project_two = make_opencode_project(("forecasts", Forecasts()))  # without the policy: the user decides
+    assert ToolRunner(project_two, permission_replies).rule("weather")("forecast", place="x").output
+    assert permission_replies.permissions == ["weather"]
+
+
+def test_hook_shell_env(make_opencode_project) -> None:
+    seen: list[tuple[str, str, str | None]] = []
+
+    class Env:
+        @hookimpl
+        def shell_env(self, cwd: str, session_id: str, call_id: str | None, output: Any) -> None:
+            seen.append((cwd, session_id, call_id))
+            output.env["OPENCODE_TEST_GREETING"] = "hello from a plugin"
+            output.env.pop("OPENCODE_TEST_SECRET", None)
+
+    project = make_opencode_project(("env", Env()))
+    project.env = {**project.env, "OPENCODE_TEST_SECRET": "hidden"}  # type: ignore[misc]
+    runner = ToolRunner(project).rule("bash", "allow")
+    result = runner("bash", command='echo "$OPENCODE_TEST_GREETING/${OPENCODE_TEST_SECRET:-gone}"')
+    assert result.output.strip() == "hello from a plugin/gone"
+    assert seen[-1][0] == str(project.directory) and seen[-1][1] == runner.session.id
+    assert seen[-1][2] is not None and seen[-1][2].startswith("call_")
+    env = runner.process_env()
+    assert env["OPENCODE_TEST_GREETING"] == "hello from a plugin" and "OPENCODE_TEST_SECRET" not in env

@@ -13,10 +13,12 @@ HOOKS = [
 ]
 
 
-def test_the_contract_has_the_six_hooks() -> None:
+def test_the_contract_has_the_eight_hooks() -> None:
     assert sorted(HOOKS) == [
+        "permission_ask",
         "register_providers",
         "register_tools",
+        "shell_env",
         "tool_definition",
         "tool_execute",
         "tool_execute_after",

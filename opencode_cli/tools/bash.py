@@ -151,7 +151,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         Flags.from_env(ctx.env).bash_default_timeout_ms
     )
     cwd = str(ctx.resolve(params.workdir)) if params.workdir else str(ctx.directory)
-    env = dict(ctx.env)
+    env = await ctx.process_env(cwd)  # the shell_env hooks may change it
     shell = _shell.choose(env)
 
     scan = _shell_scan.scan(params.command, cwd=cwd, directory=ctx.directory, worktree=ctx.worktree, env=env)
