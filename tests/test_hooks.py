@@ -379,7 +379,7 @@ def test_hook_permission_ask(make_opencode_project, permission_replies) -> None:
     project = make_opencode_project(("forecasts", Forecasts()), ("audit", Audit()), ("policy", Policy()))
     runner = ToolRunner(project, permission_replies).rule("weather")  # every place is "ask"
     assert runner("forecast", place="sunny").output == "forecast for sunny"  # allowed by the plugin
-    with pytest.raises(ToolError, match="The user rejected permission to use this specific tool call."):
+    with pytest.raises(ToolError, match="The user rejected permission to use this specific tool call"):
         runner("forecast", place="stormy")
     assert permission_replies.permissions == []  # the user was never asked
     assert ("audit", ["allow"]) in seen and ("audit", ["deny"]) in seen
