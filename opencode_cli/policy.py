@@ -59,6 +59,9 @@ class Situation:
     """``[experimental] code_mode_builtins``: scripts may call read, glob and grep too."""
     task_agents: str = ""
     """The subagents the calling agent may start, appended to ``task``'s description (core §3.6)."""
+    catalogue: Callable[[list[ToolEntry], list[ToolEntry]], str] | None = None
+    """How code mode describes what a script may call (the MCP tools, then the built-ins), handed in
+    by the project from :mod:`opencode_cli.codemode`; ``None``: ``execute`` gets no catalogue."""
 
 
 @dataclass(frozen=True)
@@ -221,8 +224,8 @@ def code_mode_builtins(
 def describe_task(caller: Agent, agents: Mapping[str, Agent]) -> str:
     """The agent list of ``task``'s description (core §3.6): agents that are not primary-only and that
     the caller's ``task`` rules do not deny, by name."""
+    from .collate import sort_key
     from .permission import evaluate
-    from .tools._collate import sort_key
 
     allowed = [
         agent
@@ -340,11 +343,11 @@ def _code_mode_catalogue(
     config_switches: Mapping[str, Any] | None,
 ) -> str:
     """The catalogue ``execute``'s description ends with (core §3.5 step 3)."""
-    from .codemode.catalog import bindings_of, catalogue
-
+    if situation.catalogue is None:
+        return ""
     builtins = (
         code_mode_builtins(registry, ruleset, config_switches=config_switches)
         if situation.code_mode_builtins
         else []
     )
-    return catalogue(bindings_of(scripted, builtins))
+    return situation.catalogue(scripted, builtins)

@@ -44,6 +44,13 @@ if TYPE_CHECKING:
     from .watch import Watcher
 
 
+def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
+    """Code mode's catalogue of what a script may call (what the policy appends to ``execute``)."""
+    from .codemode.catalog import bindings_of, catalogue
+
+    return catalogue(bindings_of(scripted, builtins))
+
+
 def _stderr_warning(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
@@ -88,6 +95,9 @@ class Project:
         self._added_sources: list[Source] = []
         self._source_listeners: list[Callable[[Source], Any]] = []
         self._closed = False
+        self._permissions: PermissionService | None = None
+        self._services: Services | None = None
+        self._portal: Portal | None = None
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
@@ -140,20 +150,34 @@ class Project:
 
         return Store(paths.data_dir(self.env) / "opencode.db")
 
-    @cached_property
+    @property
     def permissions(self) -> PermissionService:
         """Pending permission requests and "always" approvals of this project."""
-        from .permission import PermissionService
+        if self._permissions is None:
+            from .permission import PermissionService
 
-        return PermissionService(on_always=self._keep_approvals)
+            with self._swap_lock:
+                if self._permissions is None:
+                    self._permissions = PermissionService(on_always=self._keep_approvals)
+        return self._permissions
 
-    @cached_property
+    @property
     def services(self) -> Services:
         """The long-lived services of this project (MCP connections, language servers…): each started on
         first use and stopped, in reverse order, when the project closes."""
-        from .services import Services
+        if self._services is None:
+            from .services import Services
 
-        return Services(warn=self.warn)
+            with self._swap_lock:
+                if self._services is None:
+                    self._services = Services(warn=self.warn)
+        return self._services
+
+    @property
+    def started_services(self) -> Services | None:
+        """:attr:`services` if anything asked for them already, else ``None`` (nothing is created to
+        look at them)."""
+        return self._services
 
     @cached_property
     def mcp(self) -> McpServers:
@@ -169,14 +193,19 @@ class Project:
         if self.generation.mcp_servers:
             await self.mcp.open(mcp)
 
-    @cached_property
+    @property
     def portal(self) -> Portal:
-        """The project's own event loop, in a thread of its own: what the sync entry points run on."""
-        from .services import Portal
+        """The project's own event loop, in a thread of its own: the one way sync code reaches the call
+        path (:meth:`run_tool`, the test kit, hooks called from sync code)."""
+        if self._portal is None:
+            from .services import Portal
 
-        portal = Portal()
-        weakref.finalize(self, portal.close)
-        return portal
+            with self._swap_lock:
+                if self._portal is None:
+                    portal = Portal()
+                    weakref.finalize(self, portal.close)
+                    self._portal = portal
+        return self._portal
 
     def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
         if session_id in self._remembering:
@@ -401,6 +430,7 @@ class Project:
                 task_agents=describe_task(chosen, generation.agents),
                 code_mode_builtins=self.flags.experimental_code_mode
                 and generation.config.boolean("experimental.code_mode_builtins"),
+                catalogue=_code_mode_catalogue if self.flags.experimental_code_mode else None,
             ),
             merge(chosen.permission, list(rules)),
             config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,
@@ -480,15 +510,15 @@ class Project:
     async def aclose(self) -> None:
         """Close the project: reject pending permission requests, stop every service (reverse order), stop
         the sync façade's loop. Safe to call twice."""
-        if "permissions" in self.__dict__:
-            self.permissions.dispose()
+        if self._permissions is not None:
+            self._permissions.dispose()
         if self._closed:
             return
         self._closed = True
-        services = self.__dict__.get("services")
+        services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
-        if services is not None or "portal" in self.__dict__:
+        if services is not None or self._portal is not None:
             import asyncio
 
             await asyncio.to_thread(self._close_elsewhere)
@@ -496,11 +526,11 @@ class Project:
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
         the loop the services live on, ``await project.aclose()`` instead."""
-        if "permissions" in self.__dict__:
-            self.permissions.dispose()
+        if self._permissions is not None:
+            self._permissions.dispose()
         if self._closed:
             return
-        services = self.__dict__.get("services")
+        services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
@@ -509,8 +539,7 @@ class Project:
     def _close_elsewhere(self) -> None:
         """Stop the services living on another loop than the caller's (the portal's, or a loop of another
         thread), then the portal."""
-        services = self.__dict__.get("services")
-        portal = self.__dict__.get("portal")
+        services, portal = self._services, self._portal
         if portal is not None and services is not None and portal.runs(services.loop):
             portal.close(final=services.aclose)
             return

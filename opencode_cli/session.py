@@ -473,8 +473,8 @@ class Session:
         can answer: without a question asker (``extra["question"]``) it is switched off for the request,
         as in OpenCode's non-interactive runs; it stays registered.
         """
+        from .collate import sort_key
         from .schema import adapt, can_be_strict, profile_for
-        from .tools._collate import sort_key
 
         model = self.model
         switches = dict(tools or {})
@@ -587,7 +587,7 @@ class Session:
 
 
 def _collate_key(name: str) -> Any:
-    from .tools._collate import sort_key
+    from .collate import sort_key
 
     return sort_key(name)
 

@@ -82,3 +82,51 @@ def test_a_tool_is_built_once_per_generation_and_again_after_a_reload(make_openc
     assert project.install(project.prepare(["plugin:counts"]))  # a reload of that source
     assert asyncio.run(calls(3)) == ["built"] * 3
     assert plugin.builds == 2
+
+
+def _imports(module: Any) -> set[str]:
+    """The modules ``module``'s source imports (relative ones made absolute)."""
+    import ast
+    import inspect
+
+    found: set[str] = set()
+    package = module.__name__.rpartition(".")[0]
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if isinstance(node, ast.ImportFrom):
+            base = package if node.level else ""
+            for _ in range(max(node.level - 1, 0)):
+                base = base.rpartition(".")[0]
+            name = ".".join(part for part in (base, node.module or "") if part)
+            found.update(f"{name}.{alias.name}" for alias in node.names)
+            found.add(name)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_policy_imports_no_tool_or_code_mode_module() -> None:
+    from opencode_cli import policy
+
+    imported = _imports(policy)
+    assert not [name for name in imported if name.startswith(("opencode_cli.tools", "opencode_cli.codemode"))]
+
+
+def test_no_tool_module_or_the_boundary_branches_on_a_running_loop() -> None:
+    """One path: nothing a tool runs asks whether an event loop runs (the loop-less route is gone)."""
+    import pkgutil
+    import re
+
+    import opencode_cli.boundary
+    import opencode_cli.tools
+
+    sources = [inspect_source(opencode_cli.boundary)]
+    for info in pkgutil.iter_modules(opencode_cli.tools.__path__):
+        sources.append(inspect_source(__import__(f"opencode_cli.tools.{info.name}", fromlist=["_"])))
+    pattern = re.compile(r"running_loop\(\)\s*(is|is not|==|!=)|need_loop|loopless|driving\(")
+    assert [match.group(0) for text in sources for match in pattern.finditer(text)] == []
+
+
+def inspect_source(module: Any) -> str:
+    import inspect
+
+    return inspect.getsource(module)

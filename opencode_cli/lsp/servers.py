@@ -143,8 +143,9 @@ def statuses(project: Project, set_aside: Mapping[str, str] | None = None) -> li
     """Every configured and built-in server: found or not (``found`` is the program's path), running or
     not (``running`` lists the roots it runs for), set aside or not (``opencode lsp list``)."""
     running: dict[str, list[str]] = {}
-    if "services" in project.__dict__:  # never create the services only to look at them
-        for status in project.services.statuses():
+    services = project.started_services  # never create the services only to look at them
+    if services is not None:
+        for status in services.statuses():
             if status.name.startswith("lsp:") and status.state == "running":
                 _, name, root = status.name.split(":", 2)
                 running.setdefault(name, []).append(root)

@@ -136,7 +136,7 @@ def required_string(args: Any, key: str) -> str:
 
 
 def _collation_key() -> Callable[[str], Any]:
-    from ..tools._collate import sort_key
+    from ..collate import sort_key
 
     return sort_key
 

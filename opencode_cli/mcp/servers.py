@@ -100,9 +100,8 @@ class McpServers:
 
     def peek(self, name: str) -> McpConnection | None:
         """The live connection to ``name``, if there is one."""
-        connection = (
-            self.project.services.peek(f"mcp:{name}") if "services" in self.project.__dict__ else None
-        )
+        services = self.project.started_services
+        connection = services.peek(f"mcp:{name}") if services is not None else None
         return connection if connection is not None and not connection.lost else None  # type: ignore[return-value]
 
     async def connection(self, name: str) -> McpConnection:
@@ -197,13 +196,14 @@ class McpServers:
 
     def error(self, name: str) -> str | None:
         """Why ``name`` is not connected (its start failed, or the connection was lost), if it tried."""
-        if "services" not in self.project.__dict__:
+        services = self.project.started_services
+        if services is None:
             return None
         key = f"mcp:{name}"
-        for status in self.project.services.statuses():
+        for status in services.statuses():
             if status.name == key and status.state == "failed":
                 return status.error
-        return getattr(self.project.services.peek(key), "lost", None)
+        return getattr(services.peek(key), "lost", None)
 
     def statuses(self) -> list[ServerStatus]:
         """Every configured server with its status, in config order."""

@@ -130,7 +130,7 @@ def _entries(path: str, fd: int | None = None) -> list[str]:
     With ``fd`` (a descriptor open on the directory) the listing is of that very directory; ``path`` only
     names it in messages.
     """
-    from ._collate import sort
+    from ..collate import sort
 
     names = []
     try:
