@@ -9,9 +9,9 @@ is each process's own maximum resident size (from ``wait4``). Also:
 imports no tool module and none of the libraries only some commands need.
 
 Aims (2-core machine): `tools list` at most 1.25x the baseline, every `tools run` / `tools call` of a
-file tool at most 1.6x, peak memory at most 60 MiB. Figures are printed, never asserted. A second
-reference row imports Typer and asyncio: the floor under a call that runs on an event loop (a call of
-a built-in that never waits, such as `tools run read`, runs without one and imports no asyncio).
+file tool at most 1.8x (issue 25: every call takes the one path, on an event loop; there is no
+loop-less start any more), peak memory at most 60 MiB. Figures are printed, never asserted. A second
+reference row imports Typer and asyncio: the floor under a call, which always runs on an event loop.
 
     python benchmarks/cli_startup.py [--runs N]
 """
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 AIM_LIST = 1.25
-AIM_RUN = 1.6
+AIM_RUN = 1.8
 AIM_MIB = 60.0
 HEAVY = ("mcp", "openai", "pygls", "httpx", "pydantic_monty", "tree_sitter", "jsonschema")
 
