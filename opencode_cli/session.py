@@ -156,6 +156,7 @@ class Session:
 
             self.profile = check_profile(self.profile)
         self._prompts: set[Any] = set()
+        self._running: set[AbortSignal] = set()
         self._offered: dict[str, WireTool] | None = None
         self._recent: list[tuple[str, str]] = []
         self._assistant: Message | None = None
@@ -237,8 +238,12 @@ class Session:
     # -- lifecycle -------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """End the session: prompts still open are cancelled (their requests are rejected)."""
+        """End the session: calls still running are aborted (their abort signal is set, so each ends as
+        interrupted, and no write is cut in half) and prompts still open are cancelled (their requests
+        are rejected)."""
         self.closed = True
+        for signal in list(self._running):
+            signal.abort("session closed")
         for task in list(self._prompts):
             task.cancel()
 
@@ -427,6 +432,8 @@ class Session:
         part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
         self.transcript.add_part(message, part)
         part.running()
+        abort = abort or AbortSignal()
+        self._running.add(abort)
         try:
             if before is not None:
                 await before()
@@ -436,6 +443,8 @@ class Session:
             part.fail(INTERRUPTED if cancelled else (str(error) or type(error).__name__))
             self.transcript.update_part(part)
             raise
+        finally:
+            self._running.discard(abort)
         part.complete(result.output, result.title, result.metadata, result.attachments)
         self.transcript.update_part(part)
         return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from opencode_cli import hookimpl, tool
+from opencode_cli import ToolContext, hookimpl, tool
 from opencode_cli.session import ToolCall
 
 
@@ -130,3 +130,35 @@ def inspect_source(module: Any) -> str:
     import inspect
 
     return inspect.getsource(module)
+
+
+def test_closing_a_session_aborts_its_running_calls(make_opencode_project) -> None:
+    """A closed session is an abort like any other: the running call sees ``ctx.abort`` and ends as
+    interrupted, with its part in a final state."""
+    import threading
+
+    started = threading.Event()
+
+    @tool
+    def waits(ctx: ToolContext) -> str:
+        """Wait for the abort."""
+        started.set()
+        return "aborted: " + str(ctx.abort.reason) if ctx.abort.wait(60) else "never aborted"
+
+    class Waits:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(waits)
+
+    project = make_opencode_project(("waits", Waits()))
+
+    async def main() -> Any:
+        session = project.session()
+        call = asyncio.ensure_future(session.dispatch(ToolCall("waits", {})))
+        await asyncio.to_thread(started.wait, 60)
+        session.close()
+        return await call, session.transcript.messages[-1].parts[-1]
+
+    part, recorded = asyncio.run(asyncio.wait_for(main(), 60))
+    assert part.status == "error" and part.error == "[Tool execution was interrupted]"
+    assert recorded.status == "error"
