@@ -52,6 +52,7 @@ from ..patch import (
     parse_patch,
 )
 from ._paths import relative
+from .edit import diagnostics
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -668,10 +669,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     targets = [
         (change.target, relative(base, change.target)) for change in changes if change.type != "delete"
     ]
-    report = lsp.Report()
-    if not ctx.abort.aborted:  # applied: an abort from here on only skips the diagnostics
-        with contextlib.suppress(AbortedError):
-            report = await unless_aborted(lsp.after_edit(ctx, [path for path, _ in targets]), ctx)
+    report = await diagnostics(ctx, [path for path, _ in targets])  # applied: an abort only skips it
     output = _summary(changes, base) + report.for_patch(targets)
     return ToolResult(
         title=output,

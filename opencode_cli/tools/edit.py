@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import boundary, files
 from ..context import ToolContext
-from ..contract import ToolResult
+from ..contract import INTERRUPTED, AbortedError, ToolResult, unless_aborted
 from ..errors import ToolError
 from ..loops import to_end
 from ..lsp import diagnostics as lsp
@@ -86,6 +86,50 @@ async def pinned(ctx: ToolContext, path: str) -> AsyncIterator[files.Target]:
         yield target
 
 
+#: Said of a write stopped by its abort before the file was touched.
+NOT_WRITTEN = "The file was not written."
+
+#: What a preparation gives :func:`guarded_write`: the new text, whether it gets a BOM, and a value of the
+#: tool's own to hand back.
+Prepared = tuple[str, bool, T]
+
+
+async def guarded_write(
+    ctx: ToolContext, path: str, prepare: Callable[[files.Target], Awaitable[Prepared[T]]]
+) -> T:
+    """Write one file, all or nothing under interruption: pin ``path`` (its lock held) and run
+    ``prepare(target)`` (the reads, the diff, the ask), which ``ctx.abort`` stops (then
+    :class:`AbortedError` says that the file was not written); then write atomically, to the end
+    whatever comes meanwhile. Returns the preparation's own value."""
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def ready() -> tuple[files.Target, Prepared[T]]:
+            target = await stack.enter_async_context(pinned(ctx, path))
+            return target, await prepare(target)
+
+        try:
+            target, (text, bom, value) = await unless_aborted(ready(), ctx)
+        except AbortedError as aborted:
+            if str(aborted) == INTERRUPTED:
+                raise AbortedError(NOT_WRITTEN) from None
+            raise
+        if ctx.abort.aborted:  # the last look, between the preparation and the write
+            raise AbortedError(NOT_WRITTEN)
+        await to_end(write_atomically, target, text, bom)
+    return value
+
+
+async def diagnostics(ctx: ToolContext, paths: list[str]) -> lsp.Report:
+    """The language servers' report after an edit; none once the call is aborted (the edit is made: an
+    abort from here on only skips the wait for the servers)."""
+    if ctx.abort.aborted:
+        return lsp.Report()
+    try:
+        return await unless_aborted(lsp.after_edit(ctx, paths), ctx)
+    except AbortedError:
+        return lsp.Report()
+
+
 # -- the tool -------------------------------------------------------------------------------------------
 
 
@@ -127,7 +171,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     path = str(ctx.resolve(params.filePath))
     title = worktree_relative(ctx, path)
 
-    async with pinned(ctx, path) as target:
+    async def prepare(target: files.Target) -> Prepared[tuple[str, str, str]]:
         if params.oldString == "":
             if await to_end(target.exists):
                 raise ToolError(EMPTY_OLD)
@@ -137,12 +181,13 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
             old_text, new_text, bom = await to_end(_prepare, target, params)
         diff = await to_end(files.diff_for, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await to_end(write_atomically, target, new_text, bom)
+        return new_text, bom, (old_text, new_text, diff)
 
+    old_text, new_text, diff = await guarded_write(ctx, path, prepare)
     additions, deletions = await to_end(files.count_changes, old_text, new_text)
     filediff = {"file": path, "patch": diff, "additions": additions, "deletions": deletions}
     ctx.metadata(metadata={"diff": diff, "filediff": filediff, "diagnostics": {}})
-    report = await lsp.after_edit(ctx, [path])
+    report = await diagnostics(ctx, [path])
     return ToolResult(
         title=title,
         output=OUTPUT + report.for_edit(path),
@@ -151,5 +196,6 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
 
 
 def init() -> dict[str, Any]:
-    """The tool's definition, built on first use."""
-    return {"parameters_from": parameters, "execute": execute}
+    """The tool's definition, built on first use. It answers its abort itself (see
+    :func:`guarded_write`): stopped before the write, the file is untouched and the result says so."""
+    return {"parameters_from": parameters, "execute": execute, "handles_abort": True}

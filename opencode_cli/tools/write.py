@@ -21,7 +21,7 @@ from ..contract import ToolResult
 from ..loops import to_end
 from ..lsp import diagnostics as lsp
 from ._paths import worktree_relative
-from .edit import pinned, read_existing, write_atomically
+from .edit import Prepared, diagnostics, guarded_write, read_existing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -65,14 +65,15 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     path = str(ctx.resolve(params.filePath))
     title = worktree_relative(ctx, path)
 
-    async with pinned(ctx, path) as target:
+    async def prepare(target: files.Target) -> Prepared[bool]:
         exists, old_text, old_bom = await to_end(_old_content, target)
         new_text, new_bom = files.split_bom(params.content)
         diff = await to_end(_diff, path, old_text, new_text)
         await ctx.ask("edit", [title], always=["*"], metadata={"filepath": path, "diff": diff})
-        await to_end(write_atomically, target, new_text, old_bom or new_bom)
+        return new_text, old_bom or new_bom, exists
 
-    report = await lsp.after_edit(ctx, [path])
+    exists = await guarded_write(ctx, path, prepare)
+    report = await diagnostics(ctx, [path])
     return ToolResult(
         title=title,
         output=OUTPUT + report.for_write(path),
@@ -81,5 +82,6 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
 
 
 def init() -> dict[str, Any]:
-    """The tool's definition, built on first use."""
-    return {"parameters_from": parameters, "execute": execute}
+    """The tool's definition, built on first use. It answers its abort itself (see
+    :func:`~.edit.guarded_write`): stopped before the write, the file is untouched and the result says so."""
+    return {"parameters_from": parameters, "execute": execute, "handles_abort": True}

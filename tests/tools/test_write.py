@@ -409,3 +409,43 @@ def test_sigkill_during_large_writes_leaves_old_or_new_content(tmp_path: Path) -
             "f3.txt",
         ]
     assert completed > 0  # the child got somewhere before being killed
+
+
+# -- an abort is answered, never thrown into the write (issue 25) -------------------------------------
+
+
+@pytest.mark.parametrize("tool_id", ["write", "edit"])
+def test_an_abort_before_the_write_leaves_the_file_and_says_so(
+    project: Project, root: Path, tool_id: str
+) -> None:
+    from opencode_cli.context import AbortSignal
+
+    (root / "notes.txt").write_text("old line\n")
+    harness = Harness(project, tool_id)
+    signal_ = AbortSignal()
+    harness.during_ask = lambda request: signal_.abort("cancelled")
+    args = {"filePath": "notes.txt"}
+    args |= {"content": "new\n"} if tool_id == "write" else {"oldString": "old line", "newString": "new line"}
+    message = harness.error(args, abort=signal_)
+    assert message == "[Tool execution was interrupted]\nThe file was not written."
+    assert (root / "notes.txt").read_text() == "old line\n"
+    assert sorted(p.name for p in root.iterdir() if p.name != ".git") == ["notes.txt"]
+
+
+def test_an_abort_after_the_write_returns_the_result(project: Project, root: Path) -> None:
+    """Written is written: an abort that comes once the file is replaced (edit reports its diff then)
+    only skips the diagnostics, and the result says the edit was applied."""
+    from opencode_cli.context import AbortSignal
+
+    (root / "notes.txt").write_text("old line\n")
+    harness = Harness(project, "edit")
+    signal_ = AbortSignal()
+
+    async def main() -> Any:
+        ctx = harness.context(abort=signal_)
+        ctx.on_metadata = lambda title, metadata: signal_.abort("cancelled")
+        return await harness.tool.run({"filePath": "notes.txt", "oldString": "old", "newString": "new"}, ctx)
+
+    result = asyncio.run(main())
+    assert result.output.startswith("Edit applied successfully.")
+    assert (root / "notes.txt").read_text() == "new line\n"
