@@ -162,3 +162,40 @@ def test_closing_a_session_aborts_its_running_calls(make_opencode_project) -> No
     part, recorded = asyncio.run(asyncio.wait_for(main(), 60))
     assert part.status == "error" and part.error == "[Tool execution was interrupted]"
     assert recorded.status == "error"
+
+
+@tool
+def guarded_sync(ctx: ToolContext) -> str:
+    """Ask, from a worker thread, then answer."""
+    ctx.ask_blocking("guarded", ["*"])
+    return "allowed"
+
+
+@tool
+async def guarded_async(ctx: ToolContext) -> str:
+    """Ask, on the loop, then answer."""
+    await ctx.ask("guarded", ["*"])
+    return "allowed"
+
+
+def test_a_sync_and_an_async_tool_ask_through_the_same_session(
+    make_opencode_project, permission_replies
+) -> None:
+    """The same request reaches the same prompt from both forms (through the portal, as a sync host)."""
+    from opencode_cli.testing import ToolRunner
+
+    class Guarded:
+        @hookimpl
+        def register_tools(self, register: Any) -> None:
+            register(guarded_sync)
+            register(guarded_async)
+
+    project = make_opencode_project(("guarded", Guarded()))
+    runner = ToolRunner(project, permission_replies).rule("guarded")
+    permission_replies.extend(["once", "once", "reject"])
+    assert runner("guarded_sync").output == "allowed"
+    assert runner("guarded_async").output == "allowed"
+    assert (
+        runner.dispatch("guarded_sync").text == "The user rejected permission to use this specific tool call."
+    )
+    assert permission_replies.permissions == ["guarded", "guarded", "guarded"]
