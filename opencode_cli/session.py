@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
@@ -75,6 +76,40 @@ class ToolCall:
     id: str | None = None
 
 
+class Outcome(StrEnum):
+    """How a dispatched call ended, for a host to act on without reading the error text.
+
+    ``completed``: the tool ran and returned. ``invalid_arguments``: the call could not run as written (its
+    arguments did not fit the schema, were not JSON, or it named a tool the model does not have: rerouted
+    to ``invalid``, whose output says why). ``rejected``: a person (or nobody, when nobody could be asked)
+    refused a permission, with or without feedback, the ``doom_loop`` ask included. ``denied``: a ``deny``
+    rule refused it. ``aborted``: the call was interrupted. ``failed``: the tool ran and failed.
+    """
+
+    COMPLETED = "completed"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    REJECTED = "rejected"
+    DENIED = "denied"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+    @classmethod
+    def of(cls, error: BaseException) -> Outcome:
+        """The outcome a call that raised ``error`` had."""
+        from .contract import AbortedError
+        from .errors import DeniedError, InvalidArgumentsError, PermissionFailure
+
+        if isinstance(error, InvalidArgumentsError):
+            return cls.INVALID_ARGUMENTS
+        if isinstance(error, DeniedError):
+            return cls.DENIED
+        if isinstance(error, PermissionFailure):
+            return cls.REJECTED
+        if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):
+            return cls.ABORTED
+        return cls.FAILED
+
+
 @dataclass
 class ToolPart:
     """The outcome of one call: what the model sees next (``text``) and the details."""
@@ -90,6 +125,8 @@ class ToolPart:
     attachments: list[Attachment] = field(default_factory=list)
     requested: str = ""
     """The name the model used (differs from ``tool`` after a repair)."""
+    outcome: Outcome = Outcome.FAILED
+    """How the call ended (:class:`Outcome`): the one field a host reads to tell a failure's kind."""
 
     @property
     def text(self) -> str:
@@ -104,6 +141,7 @@ class ToolPart:
             "tool": self.tool,
             "input": self.input,
             "status": self.status,
+            "outcome": str(self.outcome),
             "title": self.title,
             "output": self.output if self.status == "completed" else None,
             "error": self.error,
@@ -146,6 +184,10 @@ class Session:
     parent: Session | None = field(default=None, repr=False)
     """The session that opened this one with :meth:`child` (a subagent's session), if any."""
     title: str = ""
+    own_approvals: bool = False
+    """"always" answers given in this session allow only this session's calls (they join its rules, and
+    the store when remembered) instead of every session of the project (OpenCode's default): for a host
+    whose sessions belong to different people, such as ``opencode mcp serve``'s clients."""
 
     def __post_init__(self) -> None:
         from .transcript import SessionInfo, Transcript
@@ -157,7 +199,6 @@ class Session:
             self.profile = check_profile(self.profile)
         self._prompts: set[Any] = set()
         self._offered: dict[str, WireTool] | None = None
-        self._recent: list[tuple[str, str]] = []
         self._assistant: Message | None = None
         self.closed = False
         self.children: dict[str, Session] = {}
@@ -219,6 +260,25 @@ class Session:
         """Start a new assistant message (a model's reply); the tool calls that follow belong to it."""
         self._assistant = self.transcript.add_assistant(self.agent.name, self.model)
         return self._assistant
+
+    def step(self) -> Message:
+        """Mark the start of a new model response (a step): the calls dispatched from now on belong to a
+        new assistant message, and the doom-loop window (three identical calls in a row) starts over.
+
+        :meth:`run` starts one per model step; a host running its own loop calls it before dispatching the
+        calls of each response (without it, every call since the last user message is one step).
+        """
+        return self.new_assistant()
+
+    def use_agent(self, agent: Agent | str) -> Agent:
+        """Run the calls from now on as ``agent`` (a name is looked up in the project): its permissions,
+        its tools. The transcript's session info records the new agent."""
+        self.agent = self.project.agent(agent) if isinstance(agent, str) else agent
+        self._offered = None
+        if self.transcript.info.agent != self.agent.name:
+            self.transcript.info.agent = self.agent.name
+            self.transcript.update_session()
+        return self.agent
 
     async def run(self, prompt: str, *, abort: AbortSignal | None = None, on_event: Any = None) -> RunResult:
         """Send ``prompt`` to the session's model and run its tool calls until it answers (the agent loop:
@@ -325,8 +385,19 @@ class Session:
             decision = Decision("reject")
         except Exception:
             decision = Decision("reject")
+        reply = decision.reply
+        if reply == "always" and self.own_approvals:
+            self._approve(request)
+            reply = "once"
         with contextlib.suppress(NotFoundError):  # answered meanwhile ("always", or a sibling's reject)
-            self.project.permissions.reply(request.id, decision.reply, decision.feedback)
+            self.project.permissions.reply(request.id, reply, decision.feedback)
+
+    def _approve(self, request: PermissionRequest) -> None:
+        """Allow what an "always" answer covers, in this session only (see ``own_approvals``)."""
+        granted = [Rule(request.permission, pattern, "allow", "always") for pattern in request.always]
+        self.rules = [*self.rules, *granted]
+        if self.remember and granted:
+            self.project.store.add_approvals(self.id, [(rule.permission, rule.pattern) for rule in granted])
 
     async def ask(self, request: PermissionRequest) -> None:
         """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts."""
@@ -536,35 +607,60 @@ class Session:
             args = strict_nulls_to_absent(args, offered[name].normalized)
             part.input = args
         try:
-            result = await self._call(name, args, call_id, abort, lambda: self._doom_loop_check(name, args))
+            result = await self._call(
+                name, args, call_id, abort, lambda: self._doom_loop_check(call_id, call.name, name, args)
+            )
         except Exception as error:
             part.error = error_text(error)
+            part.outcome = Outcome.of(error)
             return part
         part.status = "completed"
+        part.outcome = Outcome.INVALID_ARGUMENTS if rerouted else Outcome.COMPLETED
         part.output, part.title = result.output, result.title
         part.metadata, part.attachments = result.metadata, result.attachments
         if rerouted:
             part.metadata = {**part.metadata, "rerouted": True}
         return part
 
-    async def _doom_loop_check(self, name: str, args: Any) -> None:
-        import json
+    async def _doom_loop_check(self, call_id: str, requested: str, name: str, args: Any) -> None:
+        """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
+        two before it of the same tool (the name the model wrote) with the same input, none pending (as
+        OpenCode's processor does): a text part in between, or a new step, starts the count over."""
+        from .transcript import ToolCallPart
 
-        try:
-            fingerprint = json.dumps(args, sort_keys=True, default=str)
-        except (ValueError, TypeError, RecursionError):  # arguments validation will refuse
-            fingerprint = f"<unserialisable {id(args)}>"
-        self._recent = [*self._recent, (name, fingerprint)][-DOOM_LOOP_THRESHOLD:]
-        if len(self._recent) == DOOM_LOOP_THRESHOLD and len(set(self._recent)) == 1:
-            request = PermissionRequest(
-                id="",
-                session_id=self.id,
-                permission="doom_loop",
-                patterns=[name],
-                always=[name],
-                metadata={"tool": name, "input": args},
-            )
-            await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+        parts = self.assistant().parts
+        mine = next(
+            (p for p in reversed(parts) if isinstance(p, ToolCallPart) and p.call_id == call_id), None
+        )
+        if mine is None:
+            return
+        mine.fingerprint = _fingerprint(requested, args, call_id)
+        window = parts[-DOOM_LOOP_THRESHOLD:]
+        if len(window) < DOOM_LOOP_THRESHOLD or not all(
+            isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
+            for p in window
+        ):
+            return
+        request = PermissionRequest(
+            id="",
+            session_id=self.id,
+            permission="doom_loop",
+            patterns=[name],
+            always=[name],
+            metadata={"tool": name, "input": args},
+        )
+        await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+
+
+def _fingerprint(requested: str, args: Any, call_id: str) -> str:
+    """What makes two calls identical: the tool name the model wrote and the canonical input (arguments
+    that cannot be serialised are never identical to another call's)."""
+    import json
+
+    try:
+        return f"{requested}\0{json.dumps(args, sort_keys=True, default=str)}"
+    except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
+        return f"{requested}\0<unserialisable {call_id}>"
 
 
 def _collate_key(name: str) -> Any:

@@ -192,6 +192,9 @@ class ToolCallPart(_PartBase):
     attachments: list[FilePart] = field(default_factory=list)
     start: int | None = None
     end: int | None = None
+    fingerprint: str = field(default="", repr=False, compare=False)
+    """What the doom-loop check compares (the name the model wrote and the canonical input); not saved:
+    the window is the current step, which a stored transcript never continues."""
 
     def _expect_open(self) -> None:
         if self.status not in ("pending", "running"):

@@ -609,6 +609,61 @@ def test_different_arguments_or_tools_reset_the_count(make_project, readme, proj
     assert [r.permission for r in prompt.requests] == ["doom_loop"]
 
 
+def test_the_doom_loop_window_is_the_step(make_project, readme) -> None:
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+    args = {"filePath": str(readme)}
+
+    session.step()
+    dispatch(session, call("read", args), call("read", args))
+    session.step()  # a new model response: the count starts over
+    dispatch(session, call("read", args), call("read", args))
+    assert prompt.requests == []
+
+    dispatch(session, call("read", args))  # the third in this step
+    assert [r.permission for r in prompt.requests] == ["doom_loop"]
+
+
+def test_a_text_part_between_calls_resets_the_window(make_project, readme) -> None:
+    from opencode_cli.transcript import TextPart
+
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+    args = {"filePath": str(readme)}
+
+    dispatch(session, call("read", args), call("read", args))
+    session.transcript.add_part(session.assistant(), TextPart("Reading it once more."))
+    dispatch(session, call("read", args), call("read", args))
+
+    assert prompt.requests == []
+
+
+def test_three_concurrent_identical_calls_in_one_step_ask(make_project, readme) -> None:
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+    args = {"filePath": str(readme)}
+
+    async def together() -> list[ToolPart]:
+        session.step()
+        return list(await asyncio.gather(*(session.dispatch(call("read", args)) for _ in range(3))))
+
+    parts = run(together())
+
+    assert [p.status for p in parts] == ["completed"] * 3
+    assert [r.permission for r in prompt.requests] == ["doom_loop"]
+
+
+def test_three_different_unknown_tools_are_not_identical(make_project) -> None:
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+
+    parts = dispatch(session, call("nope1", {}), call("nope2", {}), call("nope3", {}))
+
+    assert [p.tool for p in parts] == ["invalid"] * 3 and prompt.requests == []
+    parts = dispatch(session, call("nope3", {}), call("nope3", {}))  # the same unknown name: identical
+    assert [r.permission for r in prompt.requests] == ["doom_loop"]
+
+
 def test_doom_loop_allowed_by_config_does_not_ask(make_project, project_dir, readme) -> None:
     (project_dir / "opencode.toml").write_text('[permission]\ndoom_loop = "allow"\n')
     prompt = Recorder("reject")
@@ -733,3 +788,52 @@ def test_openai_strict_falls_back_to_strict_false_for_a_free_form_object(make_pr
 
     [part] = dispatch(session, call("tag", {"name": "x", "labels": {"b": 2, "a": 1}}))
     assert part.status == "completed" and part.output == "x.a=1, x.b=2"
+
+
+# -- the typed outcome -----------------------------------------------------------------------------------
+
+
+def test_every_part_says_how_the_call_ended(make_project, project_dir, readme) -> None:
+    from opencode_cli.context import AbortSignal
+    from opencode_cli.session import Outcome
+
+    @tool
+    def boom() -> str:
+        """Fail like a bug."""
+        raise RuntimeError("kaput")
+
+    secret = project_dir / ".env"
+    secret.write_text("TOKEN=1\n")
+    aborted = AbortSignal()
+    aborted.abort()
+    session = make_project(plugins=[("extra", Extra(boom))]).session(
+        model=CLAUDE, prompt=Recorder("reject"), rules=[Rule("bash", "rm *", "deny")]
+    )
+
+    async def calls() -> list[ToolPart]:
+        return [
+            await session.dispatch(call("read", {"filePath": str(readme)})),
+            await session.dispatch(call("read", {"offset": 1})),
+            await session.dispatch(call("nope", {})),
+            await session.dispatch(call("read", "{not json")),
+            await session.dispatch(call("read", {"filePath": str(secret)})),
+            await session.dispatch(call("bash", {"command": "rm -rf x", "description": "Remove"})),
+            await session.dispatch(call("boom", {})),
+            await session.dispatch(
+                call("bash", {"command": "sleep 30", "description": "Wait"}), abort=aborted
+            ),
+        ]
+
+    outcomes = [part.outcome for part in run(calls())]
+
+    assert outcomes == [
+        Outcome.COMPLETED,
+        Outcome.INVALID_ARGUMENTS,
+        Outcome.INVALID_ARGUMENTS,  # rerouted to invalid: the call did not run as written
+        Outcome.INVALID_ARGUMENTS,
+        Outcome.REJECTED,
+        Outcome.DENIED,
+        Outcome.FAILED,
+        Outcome.ABORTED,
+    ]
+    assert all(isinstance(outcome, str) for outcome in outcomes)  # a StrEnum: "denied" == Outcome.DENIED

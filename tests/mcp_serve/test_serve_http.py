@@ -213,3 +213,56 @@ def test_question_over_http(server: HttpServer) -> None:
     names, result = run(main())
     assert "question" in names
     assert not result.is_error and '"Go on?"="Yes"' in text_of(result)
+
+
+# -- state belongs to whom it says ---------------------------------------------------------------------
+
+
+def test_sessionless_clients_share_no_doom_loop(server: HttpServer) -> None:
+    async def one_read(_: int) -> Any:
+        async with server.modern_session() as session:
+            assert session.discover_result is not None  # the single-exchange revision, no MCP session id
+            return await session.call_tool("read", {"filePath": "file3.txt"})
+
+    async def main() -> list[Any]:
+        return [await one_read(index) for index in range(3)]
+
+    for result in run(main()):
+        assert not result.is_error, text_of(result)
+        assert "content of file 3" in text_of(result)
+
+
+def test_three_identical_calls_of_one_client_are_three_steps(server: HttpServer) -> None:
+    async def main() -> list[Any]:
+        results = []
+        async with server.modern_session() as modern, server.session() as legacy:
+            for session in (modern, legacy):
+                for _ in range(3):
+                    results.append(await session.call_tool("read", {"filePath": "file4.txt"}))
+        return results
+
+    results = run(main())
+    assert [r.is_error for r in results] == [False] * 6, [text_of(r) for r in results]
+
+
+def test_an_always_answer_allows_only_the_client_that_gave_it(server: HttpServer) -> None:
+    asked: dict[str, int] = {"first": 0, "second": 0}
+
+    def answering(name: str) -> Any:
+        async def answer(context: Any, params: Any) -> ElicitResult:
+            asked[name] += 1
+            return ElicitResult(action="accept", content={"decision": "always"})
+
+        return answer
+
+    bash = {"command": "printf hello", "description": "Print"}
+
+    async def main() -> None:
+        async with server.session(elicitation_callback=answering("first")) as first:
+            assert not (await first.call_tool("bash", bash)).is_error
+            assert not (await first.call_tool("bash", bash)).is_error  # "always": not asked again
+            async with server.session(elicitation_callback=answering("second")) as second:
+                assert not (await second.call_tool("bash", bash)).is_error
+
+    run(main())
+    assert asked == {"first": 1, "second": 1}

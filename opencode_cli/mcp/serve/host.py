@@ -60,6 +60,8 @@ class Client:
     key: str
     session: Session
     outbound: Any = None
+    once: bool = False
+    """A client of one request (no MCP session): its session ends with the request."""
     seen: float = field(default_factory=time.monotonic)
 
 
@@ -99,13 +101,20 @@ class ServeHost:
 
     # -- clients -------------------------------------------------------------------------------------
 
-    def _key(self, ctx: Any) -> str:
+    def _key(self, ctx: Any) -> str | None:
+        """The client a request comes from: its MCP session id over HTTP (``None`` for a request that
+        carries none, a single-exchange client of the newest protocol revision), the one stdio client."""
         headers = getattr(ctx.request, "headers", None)
-        session_id = headers.get("mcp-session-id") if headers is not None else None
-        return session_id or STDIO_CLIENT
+        if headers is None:
+            return STDIO_CLIENT
+        return headers.get("mcp-session-id") or None
 
     def _client(self, ctx: Any) -> Client:
+        """The client of a request; a request without an MCP session is a client of its own (its session
+        is closed when the request ends: no state passes from one such request to another)."""
         key = self._key(ctx)
+        if key is None:
+            return Client("", self._new_session("single request", False), ctx.session, once=True)
         client = self.clients.get(key)
         if client is None:
             client = self.clients[key] = Client(
@@ -115,7 +124,8 @@ class ServeHost:
         return client
 
     def _new_session(self, key: str, elicits: bool) -> Session:
-        """A client's session; ``question`` is offered to it only if its user can be asked (elicitation)."""
+        """A client's session; ``question`` is offered to it only if its user can be asked (elicitation).
+        An "always" answer allows what it covers in that client's session only."""
         options: dict[str, Any] = {
             "model": self.model,
             "prompt": self._prompt,
@@ -123,6 +133,7 @@ class ServeHost:
             "rules": list(self.options.rules),
             "title": f"opencode mcp serve ({key})",
             "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
+            "own_approvals": True,
         }
         if self.options.session_id and key == STDIO_CLIENT:
             options.update(id=self.options.session_id, remember=True)
@@ -165,10 +176,15 @@ class ServeHost:
         from ...errors import ConfigError
 
         with contextlib.suppress(ConfigError):
-            session.agent = self.project.agent(self.agent)
+            session.use_agent(self.agent)
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tools(self._client(ctx).session))
+        client = self._client(ctx)
+        try:
+            return types.ListToolsResult(tools=self.tools(client.session))
+        finally:
+            if client.once:
+                client.session.close()
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         client = self._client(ctx)
@@ -178,12 +194,15 @@ class ServeHost:
             with self.project.hold():
                 self._follow_agent(client.session)
                 client.session.resolve()  # the offer of the generation this call runs in
+                client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
                 # a client's cancellation cancels this task: the tool stops (bash kills its process group)
                 part = await client.session.dispatch(ToolCall(params.name, dict(params.arguments or {})))
             await call.finish()
         finally:
             call.close()
             CURRENT.reset(token)
+            if client.once:
+                client.session.close()
         return result_for(part, hint(call.unanswered) if part.status == "error" else "")
 
     # -- hot reload ----------------------------------------------------------------------------------
