@@ -362,6 +362,27 @@ class Session:
         self.children[child.id] = child
         return child
 
+    def resume_child(self, session_id: str) -> Session | None:
+        """A subagent's session opened from this one earlier and kept in the store (``task`` by
+        ``task_id``, after the process that ran it ended), opened again as :meth:`child` opens a new one:
+        its own agent's model, else this session's; the same prompt, profile and host values. ``None``
+        when the store has no child of this session by that id."""
+        stored = self.project.store.session(session_id) if self.remember else None
+        if stored is None or stored.get("parentID") != self.id:
+            return None
+        sub = self.project.agent(stored.get("agent") or None)
+        child = Session.resume(
+            self.project,
+            session_id,
+            prompt=self.prompt,
+            model=sub.model or self.model,
+            profile=self.profile,
+            extra=dict(self.extra),
+            parent=self,
+        )
+        self.children[child.id] = child
+        return child
+
     # -- permissions -----------------------------------------------------------------------------------
 
     def _on_pending(self, request: PermissionRequest) -> None:
