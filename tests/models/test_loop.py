@@ -421,7 +421,7 @@ def test_a_task_resumed_from_the_store_runs_on_the_model_the_parent_runs_with(
             return await session.run("again"), session
 
     session_id, child_id = run(first())
-    result, session = run(second(session_id, child_id))
+    _, session = run(second(session_id, child_id))
     [resumed] = session.children.values()
     assert resumed.id == child_id and str(resumed.model) == "local/scripted-model"
     task_parts = [p for m in session.messages for p in m.parts if getattr(p, "tool", "") == "task"]
