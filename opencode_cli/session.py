@@ -576,33 +576,39 @@ class Session:
         A name that is only wrong in case becomes the lower-case tool; an unknown name, or arguments that
         are not valid JSON, turn the call into ``invalid`` with ``{tool, error}``. ``invalid`` itself is
         never offered but is a tool of the request all the same (OpenCode leaves it out of ``activeTools``
-        only), so a model that calls it by name has it run.
+        only), so a model that calls it by name has it run, unless the session's rules deny it wholly (as
+        an agent denying ``*`` does): then :meth:`dispatch` fails such a call, naming ``invalid``.
         """
-        name, args, _ = self._repair(call)
+        name, args, _, _ = self._repair(call)
         return name, args
 
-    def _repair(self, call: ToolCall) -> tuple[str, dict[str, Any], bool]:
-        """:meth:`repair`, and whether the call was rerouted to ``invalid``."""
+    def _repair(self, call: ToolCall) -> tuple[str, dict[str, Any], bool, str | None]:
+        """:meth:`repair`, whether the call was rerouted to ``invalid``, and the error of a reroute that
+        cannot run: ``invalid`` is not in the call map when the session's rules deny it wholly (an agent
+        denying ``*``), and then the repaired call fails as the AI SDK's does, naming ``invalid``."""
         import json
 
+        from .permission import disabled
         from .registry import INVALID
 
         offered = self._offered if self._offered is not None else {t.name: t for t in self.resolve()}
+        has_invalid = bool(offered) and not disabled([INVALID], merge(self.agent.permission, self.rules))
+        names = sorted([*offered, *([INVALID] if has_invalid else [])], key=_collate_key)
+        listing = f"Available tools: {', '.join(names)}." if names else "No tools are available."
+        unavailable = None if has_invalid else f"Model tried to call unavailable tool '{INVALID}'. {listing}"
         name = call.name
-        if name not in offered and not (name == INVALID and offered):  # with no tools, not even invalid
+        if name not in offered and not (name == INVALID and has_invalid):
             lowered = name.lower()
             if lowered != name and lowered in offered:
                 name = lowered
             else:
-                names = sorted([*offered, "invalid"], key=_collate_key)
-                listing = f"Available tools: {', '.join(names)}." if offered else "No tools are available."
                 error = f"Model tried to call unavailable tool '{call.name}'. {listing}"
-                return INVALID, {"tool": call.name, "error": error}, True
+                return INVALID, {"tool": call.name, "error": error}, True, unavailable
         raw = call.arguments
         if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return name, {}, False
+            return name, {}, False, None
         if not isinstance(raw, str):
-            return name, dict(raw) if isinstance(raw, dict) else raw, False  # type: ignore[return-value]
+            return name, dict(raw) if isinstance(raw, dict) else raw, False, None  # type: ignore[return-value]
         try:
             parsed = json.loads(raw)
         except (ValueError, RecursionError) as error:  # not JSON, nested too deeply, a number too long
@@ -612,8 +618,29 @@ class Session:
             message = (
                 f"Invalid input for tool {name}: JSON parsing failed: Text: {text}.\nError message: {error}"
             )
-            return INVALID, {"tool": call.name, "error": message}, True
-        return name, parsed, False
+            return INVALID, {"tool": call.name, "error": message}, True, unavailable
+        return name, parsed, False, None
+
+    def _unavailable(self, call: ToolCall, call_id: str, error: str) -> ToolPart:
+        """A call that cannot run at all (rerouted to an ``invalid`` the session does not have): an error
+        part of the current step, as the tool the model named, with its arguments as it sent them."""
+        import json
+
+        from .transcript import ToolCallPart
+
+        args: Any = call.arguments
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                args = json.loads(args)
+        args = args if isinstance(args, dict) else {}
+        recorded = ToolCallPart(call_id, call.name, _plain(args))
+        self.transcript.add_part(self.assistant(), recorded)
+        recorded.running()
+        recorded.fail(error)
+        self.transcript.update_part(recorded)
+        part = ToolPart(call_id, call.name, dict(args), "error", error=error, requested=call.name)
+        part.outcome = Outcome.INVALID_ARGUMENTS
+        return part
 
     async def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> ToolPart:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
@@ -621,7 +648,9 @@ class Session:
         from .schema import strict_nulls_to_absent
 
         call_id = call.id or ascending_id("call")
-        name, args, rerouted = self._repair(call)
+        name, args, rerouted, unavailable = self._repair(call)
+        if unavailable is not None:
+            return self._unavailable(call, call_id, unavailable)
         part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
         offered = self._offered or {}
         if self.profile == "openai-strict" and name in offered and isinstance(args, dict):

@@ -283,10 +283,9 @@ def test_a_direct_call_to_invalid_with_no_tools_offered_is_unavailable(make_proj
 
     [part] = dispatch(session, call("invalid", {"tool": "x", "error": "y"}))
 
-    assert part.text == (
-        f"{INVALID_PREFIX}Model tried to call unavailable tool 'invalid'. No tools are available."
-    )
-    assert part.metadata.get("rerouted") is True
+    # "*" denies invalid too: it is not in the call map, so the repaired call fails as the SDK's does
+    assert part.status == "error"
+    assert part.text == "Model tried to call unavailable tool 'invalid'. No tools are available."
 
 
 def test_name_whose_lower_case_is_not_a_tool_is_not_repaired(make_project) -> None:
@@ -305,9 +304,7 @@ def test_with_no_tools_offered_the_text_says_so(make_project, project_dir) -> No
 
     assert names(session) == []
     [part] = dispatch(session, call("read", "{}"))
-    assert (
-        part.text == f"{INVALID_PREFIX}Model tried to call unavailable tool 'read'. No tools are available."
-    )
+    assert part.text == "Model tried to call unavailable tool 'invalid'. No tools are available."
 
 
 @pytest.mark.parametrize("arguments", ["", "   ", None])
@@ -837,3 +834,39 @@ def test_every_part_says_how_the_call_ended(make_project, project_dir, readme) -
         Outcome.ABORTED,
     ]
     assert all(isinstance(outcome, str) for outcome in outcomes)  # a StrEnum: "denied" == Outcome.DENIED
+
+
+# -- a call map without invalid -----------------------------------------------------------------------------
+
+
+def test_an_agent_denying_invalid_wholly_gets_the_sdk_error_naming_invalid(make_project, readme) -> None:
+    from opencode_cli.session import Outcome
+
+    session = make_project().session("explore", model=CLAUDE)
+    offered = names(session)
+    assert "edit" not in offered
+    listing = f"Available tools: {', '.join(offered)}."
+
+    parts = dispatch(
+        session,
+        call("edit", {"filePath": str(readme), "oldString": "a", "newString": "b"}),
+        call("read", "{not json"),
+        call("invalid", {"tool": "x", "error": "y"}),
+    )
+
+    for part in parts:
+        assert part.status == "error" and part.outcome is Outcome.INVALID_ARGUMENTS
+        assert part.text == f"Model tried to call unavailable tool 'invalid'. {listing}"
+    assert "invalid" not in listing
+    assert parts[0].tool == "edit" and parts[0].input["oldString"] == "a"
+    recorded = [p for p in session.assistant().parts if getattr(p, "status", "") == "error"]
+    assert [p.tool for p in recorded] == ["edit", "read", "invalid"]
+
+
+def test_an_agent_with_invalid_still_reroutes(make_project) -> None:
+    session = make_project().session("build", model=CLAUDE)
+
+    [part] = dispatch(session, call("nope", {}))
+
+    assert part.tool == "invalid" and part.status == "completed"
+    assert "Available tools: " in part.text and ", invalid," in part.text
