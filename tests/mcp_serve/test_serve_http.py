@@ -117,12 +117,52 @@ def test_binds_loopback_by_default(server: HttpServer) -> None:
 
 
 @pytest.mark.slow
-def test_another_host_needs_the_flag_and_warns(project: Path, env: dict[str, str]) -> None:
-    served = HttpServer(project, env, "--host", "0.0.0.0")
+def test_another_host_needs_a_token_keeps_host_checks_and_warns(project: Path, env: dict[str, str]) -> None:
+    import httpx
+
+    token_env = {**env, "OPENCODE_SERVE_TOKEN": "s3cret"}
+    served = HttpServer(project, token_env, "--host", "0.0.0.0", "--allow-host", "tools.example")
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+
+    def post(**headers: str) -> int:
+        base = {"accept": "application/json, text/event-stream", "authorization": "Bearer s3cret"}
+        return httpx.post(served.url, json=init, headers={**base, **headers}, timeout=30).status_code
+
     try:
         assert "warning: serving on 0.0.0.0" in served.log.read_text()
+        assert post() == 200
+        assert post(host="tools.example") == 200  # named with --allow-host
+        assert post(authorization="Bearer wrong") == 401
+        assert post(authorization="") == 401
+        assert post(host="evil.example") != 200  # DNS rebinding: an unknown Host is refused
+        assert post(origin="http://evil.example") != 200
+        assert post(origin=f"http://127.0.0.1:{served.port}") == 200
     finally:
         served.stop()
+
+
+def test_a_non_loopback_host_without_a_token_is_a_usage_error(project: Path, env: dict[str, str]) -> None:
+    env = {key: value for key, value in env.items() if key != "OPENCODE_SERVE_TOKEN"}
+    done = subprocess.run(
+        [*SERVE, "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "needs a bearer token: pass --token or set OPENCODE_SERVE_TOKEN" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -161,8 +201,9 @@ def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env:
     served = HttpServer(project, env, "--yes")
     pid_file = project / "shell.pid"
 
-    async def main() -> None:
+    async def main() -> Any:
         async with served.session() as session:
+            await session.list_tools()  # the client checks results against the listing it has
             call = asyncio.ensure_future(
                 session.call_tool("bash", {"command": "echo $$ > shell.pid; sleep 60", "description": "Wait"})
             )
@@ -170,12 +211,14 @@ def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env:
                 await asyncio.sleep(0.05)
             os.kill(served.process.pid, signal.SIGTERM)  # the server only, not its process group
             await asyncio.to_thread(served.process.wait, 20)
-            call.cancel()
+            return await asyncio.wait_for(call, 20)
 
     try:
-        run(main())
+        result = run(main())
         assert served.process.returncode == 0, served.log.read_text()
+        assert "User aborted the command" in text_of(result)  # the call was aborted and answered
         assert wait_gone(int(pid_file.read_text())), "a command outlived the server"
+        assert "Traceback" not in served.log.read_text()
     finally:
         if served.process.poll() is None:
             served.stop()
@@ -266,3 +309,21 @@ def test_an_always_answer_allows_only_the_client_that_gave_it(server: HttpServer
 
     run(main())
     assert asked == {"first": 1, "second": 1}
+
+
+def test_a_directory_with_a_name_that_is_not_utf8_is_listed_escaped(
+    server: HttpServer, project: Path
+) -> None:
+    folder = project / "odd"
+    folder.mkdir()
+    (folder / "fine.txt").write_text("x")
+    with open(os.path.join(os.fsencode(folder), b"bad-\xff.txt"), "w"):
+        pass
+
+    async def main() -> Any:
+        async with server.session() as session:
+            return await session.call_tool("read", {"filePath": "odd"})
+
+    result = run(main())
+    assert not result.is_error, text_of(result)
+    assert "bad-\\xff.txt" in text_of(result) and "fine.txt" in text_of(result)

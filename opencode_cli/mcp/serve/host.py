@@ -9,6 +9,7 @@ that changes anything, every client is sent ``notifications/tools/list_changed``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 import time
@@ -20,6 +21,7 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
+from ...context import AbortSignal
 from ...session import QUESTION_ASKER, ToolCall
 from .asking import declares_elicitation, hint, make_prompt
 from .calls import CURRENT, Call, forward_metadata
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
     from ...permission import Rule
     from ...project import Project
     from ...session import Session
+
+#: Seconds the calls in flight get to end after their abort when the server stops.
+ABORT_BOUND = 0.5
 
 #: The key of the one client of a stdio server.
 STDIO_CLIENT = "stdio"
@@ -88,6 +93,8 @@ class ServeHost:
         self._log = log or (lambda text: print(f"opencode mcp serve: {text}", file=sys.stderr, flush=True))
         self._prompt = make_prompt(options.yes)
         self.clients: dict[str, Client] = {}
+        self._running: set[AbortSignal] = set()
+        self._idle = asyncio.Event()
         self.server = _Server(
             "opencode",
             version=__version__,
@@ -152,6 +159,18 @@ class ServeHost:
             if now - client.seen > older_than:
                 self.forget(key)
 
+    async def abort_calls(self, reason: str = "terminated", bound: float = ABORT_BOUND) -> None:
+        """Abort every call in flight (the server is stopping) and wait, at most ``bound`` seconds, for
+        them to end: each is answered with the interrupted text, the processes its tool started stopped."""
+        import asyncio
+
+        for abort in list(self._running):
+            abort.abort(reason)
+        if self._running:
+            self._idle.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), bound)
+
     def close(self) -> None:
         """Close every client's session."""
         for key in list(self.clients):
@@ -190,15 +209,22 @@ class ServeHost:
         client = self._client(ctx)
         call = Call(ctx.session, ctx.request_id)
         token = CURRENT.set(call)
+        abort = AbortSignal()
+        self._running.add(abort)
         try:
             with self.project.hold():
                 self._follow_agent(client.session)
                 client.session.resolve()  # the offer of the generation this call runs in
                 client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
                 # a client's cancellation cancels this task: the tool stops (bash kills its process group)
-                part = await client.session.dispatch(ToolCall(params.name, dict(params.arguments or {})))
+                part = await client.session.dispatch(
+                    ToolCall(params.name, dict(params.arguments or {})), abort=abort
+                )
             await call.finish()
         finally:
+            self._running.discard(abort)
+            if not self._running:
+                self._idle.set()
             call.close()
             CURRENT.reset(token)
             if client.once:
