@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
+#: Messages a session's transcript holds in memory by default (see ``Session.window``).
+DEFAULT_WINDOW = 1000
 #: The tool offered only to a session that can put questions to a user, and the ``extra`` key of the asker
 #: (:mod:`opencode_cli.tools._question`).
 QUESTION_TOOL = "question"
@@ -184,6 +186,10 @@ class Session:
     parent: Session | None = field(default=None, repr=False)
     """The session that opened this one with :meth:`child` (a subagent's session), if any."""
     title: str = ""
+    window: int | None = DEFAULT_WINDOW
+    """How many of the latest messages the transcript holds in memory (older ones stay in the store when
+    the session is remembered); ``None`` holds them all. :meth:`run` sends the held messages as the
+    conversation, so a run longer than the window sends only its latest messages."""
     own_approvals: bool = False
     """"always" answers given in this session allow only this session's calls (they join its rules, and
     the store when remembered) instead of every session of the project (OpenCode's default): for a host
@@ -204,7 +210,7 @@ class Session:
         self.children: dict[str, Session] = {}
         """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
         store = self.project.store if self.remember else None
-        transcript = Transcript.load(store, self.id) if store is not None else None
+        transcript = Transcript.load(store, self.id, self.window) if store is not None else None
         if transcript is None:
             info = SessionInfo(
                 self.title,
@@ -214,7 +220,7 @@ class Session:
                 [rule.as_dict() for rule in self.rules],
                 id=self.id,
             )
-            transcript = Transcript(info, store)
+            transcript = Transcript(info, store, self.window)
         self.transcript: Transcript = transcript
         """The conversation so far (OpenCode's messages and parts); kept in the store when remembered."""
         if self.remember:
@@ -733,7 +739,19 @@ def _plain(args: Any) -> dict[str, Any]:
 
 def error_text(error: Exception) -> str:
     """The model-facing text of a failed call: a tool's own error as it is; any other exception, a bug in
-    the tool, as one line naming its type (the traceback on stderr when ``OPENCODE_DEBUG`` is set)."""
+    the tool, as one line naming its type (the traceback on stderr when ``OPENCODE_DEBUG`` is set). A text
+    longer than :data:`MAX_ERROR_CHARS` (an error quoting a huge argument) is cut short."""
+    text = _error_text(error)
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}… (cut: {len(text)} characters)"
+
+
+#: The longest error text a part keeps (an error quoting a huge argument is cut to this).
+MAX_ERROR_CHARS = 4000
+
+
+def _error_text(error: Exception) -> str:
     import os
 
     from .errors import OpencodeError

@@ -327,3 +327,25 @@ def test_a_directory_with_a_name_that_is_not_utf8_is_listed_escaped(
     result = run(main())
     assert not result.is_error, text_of(result)
     assert "bad-\\xff.txt" in text_of(result) and "fine.txt" in text_of(result)
+
+
+def test_a_body_over_the_limit_is_refused_and_the_server_serves_on(server: HttpServer) -> None:
+    import httpx
+
+    from opencode_cli.mcp.serve.limits import MAX_REQUEST_BYTES
+
+    body = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"x": "'
+        + b"x" * MAX_REQUEST_BYTES
+        + b'"}}'
+    )
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    refused = httpx.post(server.url, content=body, headers=headers, timeout=60)
+    assert refused.status_code == 413
+    assert len(refused.content) < 1000  # nothing of the request is echoed
+
+    async def main() -> Any:
+        async with server.session() as session:
+            return await session.call_tool("read", {"filePath": "file1.txt"})
+
+    assert "content of file 1" in text_of(run(main()))

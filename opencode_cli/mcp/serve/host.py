@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 #: Seconds the calls in flight get to end after their abort when the server stops.
 ABORT_BOUND = 0.5
 
+#: Messages (steps, one per call) a client's session holds in memory; a remembered one keeps all in the
+#: store.
+SESSION_WINDOW = 16
+
 #: The key of the one client of a stdio server.
 STDIO_CLIENT = "stdio"
 
@@ -141,6 +145,7 @@ class ServeHost:
             "title": f"opencode mcp serve ({key})",
             "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
             "own_approvals": True,
+            "window": SESSION_WINDOW,  # each call is a step: the latest steps are all a call needs
         }
         if self.options.session_id and key == STDIO_CLIENT:
             options.update(id=self.options.session_id, remember=True)
