@@ -205,6 +205,7 @@ class Session:
             self.profile = check_profile(self.profile)
         self._prompts: set[Any] = set()
         self._offered: dict[str, WireTool] | None = None
+        self._offer_key: tuple[Any, ...] | None = None
         self._assistant: Message | None = None
         self.closed = False
         self.children: dict[str, Session] = {}
@@ -279,7 +280,10 @@ class Session:
     def use_agent(self, agent: Agent | str) -> Agent:
         """Run the calls from now on as ``agent`` (a name is looked up in the project): its permissions,
         its tools. The transcript's session info records the new agent."""
-        self.agent = self.project.agent(agent) if isinstance(agent, str) else agent
+        chosen = self.project.agent(agent) if isinstance(agent, str) else agent
+        if chosen is self.agent:
+            return chosen
+        self.agent = chosen
         self._offered = None
         if self.transcript.info.agent != self.agent.name:
             self.transcript.info.agent = self.agent.name
@@ -555,6 +559,20 @@ class Session:
         from .schema import adapt, can_be_strict, profile_for
         from .tools._collate import sort_key
 
+        generation = self.project.generation
+        key = (
+            generation,
+            generation.registry,
+            self.agent,
+            self.rules,
+            len(self.rules),
+            self.model,
+            self.profile,
+            self.extra.get(QUESTION_ASKER) is None,
+        )
+        cached = self._offer_key
+        if tools is None and self._offered is not None and cached is not None and _same(key, cached):
+            return list(self._offered.values())  # the same generation, agent and rules: the same offer
         model = self.model
         switches = dict(tools or {})
         if self.extra.get(QUESTION_ASKER) is None:  # nobody can answer: off, as the last switch
@@ -572,6 +590,7 @@ class Session:
             wire.append(WireTool(definition.id, definition.description, adapt(schema, profile), flag, schema))
         wire.sort(key=lambda tool: sort_key(tool.name))
         self._offered = {tool.name: tool for tool in wire}
+        self._offer_key = key if tools is None else None
         return wire
 
     # -- what happens to a call ----------------------------------------------------------------------
@@ -717,6 +736,11 @@ def _fingerprint(requested: str, args: Any, call_id: str) -> str:
         return f"{requested}\0{json.dumps(args, sort_keys=True, default=str)}"
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
         return f"{requested}\0<unserialisable {call_id}>"
+
+
+def _same(key: tuple[Any, ...], other: tuple[Any, ...]) -> bool:
+    """Whether two offer keys are equal (identity first: generations and agents are compared cheaply)."""
+    return all(a is b or a == b for a, b in zip(key, other, strict=True))
 
 
 def _collate_key(name: str) -> Any:

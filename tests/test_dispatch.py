@@ -870,3 +870,24 @@ def test_an_agent_with_invalid_still_reroutes(make_project) -> None:
 
     assert part.tool == "invalid" and part.status == "completed"
     assert "Available tools: " in part.text and ", invalid," in part.text
+
+
+def test_the_offer_is_made_again_when_what_it_depends_on_changes(make_project, project_dir) -> None:
+    project = make_project()
+    session = project.session(model=CLAUDE)
+    first = names(session)
+    assert names(session) == first and "edit" in first  # the same generation, agent and rules
+
+    session.rules.append(Rule("edit", "*", "deny"))
+    assert "edit" not in names(session)
+    session.use_agent("plan")
+    assert names(session) != first
+    session.use_agent("build")
+    tool_file = project_dir / ".opencode" / "tool" / "hello.py"
+    tool_file.parent.mkdir(parents=True)
+    tool_file.write_text(
+        "from opencode_cli import tool\n\n\n@tool\ndef default() -> str:\n"
+        '    """Say hello."""\n    return "hi"\n'
+    )
+    project.install(project.prepare(project.source_keys([tool_file])))
+    assert "hello" in names(session)  # a new generation: its tools
