@@ -38,7 +38,7 @@ ABORT_BOUND = 0.5
 
 #: Messages (steps, one per call) a client's session holds in memory; a remembered one keeps all in the
 #: store.
-SESSION_WINDOW = 16
+SESSION_WINDOW = 64
 
 #: The key of the one client of a stdio server.
 STDIO_CLIENT = "stdio"
