@@ -168,6 +168,9 @@ async def claimed_stdio() -> AsyncIterator[tuple[Stdin, Stdout]]:
             stdin.close()
             out.close()
     finally:
+        for fd in (wire_in, wire_out):  # the loop made them non-blocking: a terminal is shared with the shell
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, True)
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
         os.close(wire_in)
