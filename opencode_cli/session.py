@@ -617,18 +617,27 @@ class Session:
         from .registry import INVALID
 
         offered = self._offered if self._offered is not None else {t.name: t for t in self.resolve()}
-        has_invalid = bool(offered) and not disabled([INVALID], merge(self.agent.permission, self.rules))
-        names = sorted([*offered, *([INVALID] if has_invalid else [])], key=_collate_key)
-        listing = f"Available tools: {', '.join(names)}." if names else "No tools are available."
-        unavailable = None if has_invalid else f"Model tried to call unavailable tool '{INVALID}'. {listing}"
+
+        def has_invalid() -> bool:  # asked only when a call needs rerouting: it costs a rules walk
+            return bool(offered) and not disabled([INVALID], merge(self.agent.permission, self.rules))
+
+        def unavailable(tool: str, with_invalid: bool) -> str:
+            names = sorted([*offered, *([INVALID] if with_invalid else [])], key=_collate_key)
+            listing = f"Available tools: {', '.join(names)}." if names else "No tools are available."
+            return f"Model tried to call unavailable tool '{tool}'. {listing}"
+
+        def rerouted(error: str) -> tuple[str, dict[str, Any], bool, str | None]:
+            available = has_invalid()
+            refusal = None if available else unavailable(INVALID, False)
+            return INVALID, {"tool": call.name, "error": error}, True, refusal
+
         name = call.name
-        if name not in offered and not (name == INVALID and has_invalid):
+        if name not in offered and not (name == INVALID and has_invalid()):
             lowered = name.lower()
             if lowered != name and lowered in offered:
                 name = lowered
             else:
-                error = f"Model tried to call unavailable tool '{call.name}'. {listing}"
-                return INVALID, {"tool": call.name, "error": error}, True, unavailable
+                return rerouted(unavailable(call.name, has_invalid()))
         raw = call.arguments
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             return name, {}, False, None
@@ -643,7 +652,7 @@ class Session:
             message = (
                 f"Invalid input for tool {name}: JSON parsing failed: Text: {text}.\nError message: {error}"
             )
-            return INVALID, {"tool": call.name, "error": message}, True, unavailable
+            return rerouted(message)
         return name, parsed, False, None
 
     def _unavailable(self, call: ToolCall, call_id: str, error: str) -> ToolPart:
