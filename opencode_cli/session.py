@@ -17,6 +17,7 @@ session's ``prompt`` and the answer is sent back as the reply.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
 DOOM_LOOP_THRESHOLD = 3
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
+#: Offers kept per generation (each an agent, session rules, model and profile seen): a session's
+#: ``resolve`` makes its offer once, and a new session with the same (a served request) reuses it.
+MAX_OFFERS = 64
+_OFFERS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[Any, tuple[WireTool, ...]]]] = (
+    weakref.WeakKeyDictionary()
+)
 #: The tool offered only to a session that can put questions to a user, and the ``extra`` key of the asker
 #: (:mod:`opencode_cli.tools._question`).
 QUESTION_TOOL = "question"
@@ -205,7 +212,6 @@ class Session:
             self.profile = check_profile(self.profile)
         self._prompts: set[Any] = set()
         self._offered: dict[str, WireTool] | None = None
-        self._offer_key: tuple[Any, ...] | None = None
         self._assistant: Message | None = None
         self.closed = False
         self.children: dict[str, Session] = {}
@@ -560,19 +566,12 @@ class Session:
         from .tools._collate import sort_key
 
         generation = self.project.generation
-        key = (
-            generation,
-            generation.registry,
-            self.agent,
-            self.rules,
-            len(self.rules),
-            self.model,
-            self.profile,
-            self.extra.get(QUESTION_ASKER) is None,
-        )
-        cached = self._offer_key
-        if tools is None and self._offered is not None and cached is not None and _same(key, cached):
-            return list(self._offered.values())  # the same generation, agent and rules: the same offer
+        asker = self.extra.get(QUESTION_ASKER) is not None
+        key = (id(self.agent), tuple(self.rules), self.model, self.profile, asker)
+        offers = _OFFERS.setdefault(generation, {})
+        if tools is None and (known := offers.get(key)) is not None and known[0] is self.agent:
+            self._offered = {tool.name: tool for tool in known[1]}  # made before in this generation
+            return list(known[1])
         model = self.model
         switches = dict(tools or {})
         if self.extra.get(QUESTION_ASKER) is None:  # nobody can answer: off, as the last switch
@@ -590,7 +589,10 @@ class Session:
             wire.append(WireTool(definition.id, definition.description, adapt(schema, profile), flag, schema))
         wire.sort(key=lambda tool: sort_key(tool.name))
         self._offered = {tool.name: tool for tool in wire}
-        self._offer_key = key if tools is None else None
+        if tools is None:
+            if len(offers) >= MAX_OFFERS:
+                offers.clear()
+            offers[key] = (self.agent, tuple(wire))
         return wire
 
     # -- what happens to a call ----------------------------------------------------------------------
@@ -745,11 +747,6 @@ def _fingerprint(requested: str, args: Any, call_id: str) -> str:
         return f"{requested}\0{json.dumps(args, sort_keys=True, default=str)}"
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
         return f"{requested}\0<unserialisable {call_id}>"
-
-
-def _same(key: tuple[Any, ...], other: tuple[Any, ...]) -> bool:
-    """Whether two offer keys are equal (identity first: generations and agents are compared cheaply)."""
-    return all(a is b or a == b for a, b in zip(key, other, strict=True))
 
 
 def _collate_key(name: str) -> Any:

@@ -877,6 +877,8 @@ def test_the_offer_is_made_again_when_what_it_depends_on_changes(make_project, p
     session = project.session(model=CLAUDE)
     first = names(session)
     assert names(session) == first and "edit" in first  # the same generation, agent and rules
+    other = project.session(model=CLAUDE)  # a new session like it (a served request) reuses the offer
+    assert other.resolve()[0] is session.resolve()[0]
 
     session.rules.append(Rule("edit", "*", "deny"))
     assert "edit" not in names(session)
