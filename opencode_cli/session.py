@@ -5,7 +5,8 @@ tools the permissions deny wholly and those switched off per request (``question
 has no question asker: nobody could answer), with each schema shaped by the provider's profile, sorted by
 name. :meth:`Session.dispatch` takes a raw call as the model sent it:
 repair (a wrong-case name; anything else is rerouted to ``invalid`` with the SDK's error text), the
-doom-loop ask after three identical calls, then :meth:`Session.execute`.
+doom-loop ask after three identical calls in one step (:meth:`Session.step`: one model response), then
+:meth:`Session.execute`; the part it returns says how the call ended (:class:`Outcome`).
 
 For each call: ``tool_execute_before`` (in-place argument changes; raising blocks the call) → the tool's
 wrap (validate → execute → truncate) → part ids on attachments → ``tool_execute_after``. Permission asks

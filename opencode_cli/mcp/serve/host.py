@@ -1,10 +1,13 @@
 """The MCP server host: the tools an agent and model are offered, served to every client that connects.
 
 Each client has a :class:`~opencode_cli.session.Session` of its own (over stdio there is one client;
-over HTTP each MCP session id is one). ``tools/list`` is that session's ``resolve()`` (the per-model
-filter, tools denied wholly left out, ``invalid`` never listed), ``tools/call`` its ``dispatch()``,
-inside a hold of the project's generation, so a reload waits for the calls in flight. After each reload
-that changes anything, every client is sent ``notifications/tools/list_changed``.
+over HTTP each MCP session id is one, and a request without one, from a client of the newest protocol
+revision, is a client of its own whose session ends with the request). ``tools/list`` is that session's
+``resolve()`` (the per-model filter, tools denied wholly left out, ``invalid`` never listed),
+``tools/call`` its ``dispatch()`` as a model step of its own, inside a hold of the project's
+generation, so a reload waits for the calls in flight. An "always" answer allows what it covers in that
+client's session only. After each reload that changes anything, every client is sent
+``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
