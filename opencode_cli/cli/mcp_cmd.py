@@ -98,7 +98,10 @@ def serve(
     if not 0 <= port <= 65535:
         fail(f"error: --port must be between 0 and 65535, not {port}")
     bind = host or "127.0.0.1"
-    if transport == "stdio" and (allow_hosts or token):
+    import os
+
+    from_env = token is not None and token == os.environ.get("OPENCODE_SERVE_TOKEN")
+    if transport == "stdio" and (allow_hosts or (token and not from_env)):
         fail("error: --allow-host and --token are for --transport http")
     token = token.strip() if token else None
     rules = flag_rules(allow, "allow") + flag_rules(deny, "deny")

@@ -173,6 +173,7 @@ def test_a_non_loopback_host_without_a_token_is_a_usage_error(project: Path, env
         (["--port", "4000"], "--host and --port are for --transport http"),
         (["--transport", "http", "--port", "70000"], "--port must be between 0 and 65535"),
         (["--agent", "nobody"], "no agent named 'nobody'"),
+        (["--token", "t0k"], "--allow-host and --token are for --transport http"),
     ],
 )
 def test_bad_options_are_usage_errors(

@@ -510,3 +510,11 @@ def test_a_directory_with_a_name_that_is_not_utf8_does_not_kill_the_server(
     listed, after = run(main())
     assert not listed.is_error and "bad-\\xff.txt" in text_of(listed)
     assert "beta needle" in text_of(after)
+
+
+def test_a_token_in_the_environment_does_not_stop_a_stdio_server(project: Path, env: dict[str, str]) -> None:
+    async def main() -> Any:
+        async with stdio_session(project, {**env, "OPENCODE_SERVE_TOKEN": "s3cret"}) as session:
+            return await session.call_tool("read", {"filePath": "notes.txt"})
+
+    assert "beta needle" in text_of(run(main()))
