@@ -5,7 +5,8 @@ tools the permissions deny wholly and those switched off per request (``question
 has no question asker: nobody could answer), with each schema shaped by the provider's profile, sorted by
 name. :meth:`Session.dispatch` takes a raw call as the model sent it:
 repair (a wrong-case name; anything else is rerouted to ``invalid`` with the SDK's error text), the
-doom-loop ask after three identical calls, then :meth:`Session.execute`.
+doom-loop ask after three identical calls in one step (:meth:`Session.step`: one model response), then
+:meth:`Session.execute`; the part it returns says how the call ended (:class:`Outcome`).
 
 For each call: ``tool_execute_before`` (in-place argument changes; raising blocks the call) → the tool's
 wrap (validate → execute → truncate) → part ids on attachments → ``tool_execute_after``. Permission asks
@@ -17,8 +18,10 @@ session's ``prompt`` and the answer is sent back as the reply.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
@@ -36,6 +39,14 @@ if TYPE_CHECKING:
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
+#: Messages a session's transcript holds in memory by default (see ``Session.window``).
+DEFAULT_WINDOW = 1000
+#: Offers kept per generation (each an agent, session rules, model and profile seen): a session's
+#: ``resolve`` makes its offer once, and a new session with the same (a served request) reuses it.
+MAX_OFFERS = 64
+_OFFERS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[Any, tuple[WireTool, ...]]]] = (
+    weakref.WeakKeyDictionary()
+)
 #: The tool offered only to a session that can put questions to a user, and the ``extra`` key of the asker
 #: (:mod:`opencode_cli.tools._question`).
 QUESTION_TOOL = "question"
@@ -75,6 +86,40 @@ class ToolCall:
     id: str | None = None
 
 
+class Outcome(StrEnum):
+    """How a dispatched call ended, for a host to act on without reading the error text.
+
+    ``completed``: the tool ran and returned. ``invalid_arguments``: the call could not run as written (its
+    arguments did not fit the schema, were not JSON, or it named a tool the model does not have: rerouted
+    to ``invalid``, whose output says why). ``rejected``: a person (or nobody, when nobody could be asked)
+    refused a permission, with or without feedback, the ``doom_loop`` ask included. ``denied``: a ``deny``
+    rule refused it. ``aborted``: the call was interrupted. ``failed``: the tool ran and failed.
+    """
+
+    COMPLETED = "completed"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    REJECTED = "rejected"
+    DENIED = "denied"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+    @classmethod
+    def of(cls, error: BaseException) -> Outcome:
+        """The outcome a call that raised ``error`` had."""
+        from .contract import AbortedError
+        from .errors import DeniedError, InvalidArgumentsError, PermissionFailure
+
+        if isinstance(error, InvalidArgumentsError):
+            return cls.INVALID_ARGUMENTS
+        if isinstance(error, DeniedError):
+            return cls.DENIED
+        if isinstance(error, PermissionFailure):
+            return cls.REJECTED
+        if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):
+            return cls.ABORTED
+        return cls.FAILED
+
+
 @dataclass
 class ToolPart:
     """The outcome of one call: what the model sees next (``text``) and the details."""
@@ -90,6 +135,8 @@ class ToolPart:
     attachments: list[Attachment] = field(default_factory=list)
     requested: str = ""
     """The name the model used (differs from ``tool`` after a repair)."""
+    outcome: Outcome = Outcome.FAILED
+    """How the call ended (:class:`Outcome`): the one field a host reads to tell a failure's kind."""
 
     @property
     def text(self) -> str:
@@ -104,6 +151,7 @@ class ToolPart:
             "tool": self.tool,
             "input": self.input,
             "status": self.status,
+            "outcome": str(self.outcome),
             "title": self.title,
             "output": self.output if self.status == "completed" else None,
             "error": self.error,
@@ -146,6 +194,14 @@ class Session:
     parent: Session | None = field(default=None, repr=False)
     """The session that opened this one with :meth:`child` (a subagent's session), if any."""
     title: str = ""
+    window: int | None = DEFAULT_WINDOW
+    """How many of the latest messages the transcript holds in memory (older ones stay in the store when
+    the session is remembered); ``None`` holds them all. :meth:`run` sends the held messages as the
+    conversation, so a run longer than the window sends only its latest messages."""
+    own_approvals: bool = False
+    """"always" answers given in this session allow only this session's calls (they join its rules, and
+    the store when remembered) instead of every session of the project (OpenCode's default): for a host
+    whose sessions belong to different people, such as ``opencode mcp serve``'s clients."""
 
     def __post_init__(self) -> None:
         from .transcript import SessionInfo, Transcript
@@ -158,13 +214,12 @@ class Session:
         self._prompts: set[Any] = set()
         self._running: set[AbortSignal] = set()
         self._offered: dict[str, WireTool] | None = None
-        self._recent: list[tuple[str, str]] = []
         self._assistant: Message | None = None
         self.closed = False
         self.children: dict[str, Session] = {}
         """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
         store = self.project.store if self.remember else None
-        transcript = Transcript.load(store, self.id) if store is not None else None
+        transcript = Transcript.load(store, self.id, self.window) if store is not None else None
         if transcript is None:
             info = SessionInfo(
                 self.title,
@@ -174,7 +229,7 @@ class Session:
                 [rule.as_dict() for rule in self.rules],
                 id=self.id,
             )
-            transcript = Transcript(info, store)
+            transcript = Transcript(info, store, self.window)
         self.transcript: Transcript = transcript
         """The conversation so far (OpenCode's messages and parts); kept in the store when remembered."""
         if self.remember:
@@ -220,6 +275,28 @@ class Session:
         """Start a new assistant message (a model's reply); the tool calls that follow belong to it."""
         self._assistant = self.transcript.add_assistant(self.agent.name, self.model)
         return self._assistant
+
+    def step(self) -> Message:
+        """Mark the start of a new model response (a step): the calls dispatched from now on belong to a
+        new assistant message, and the doom-loop window (three identical calls in a row) starts over.
+
+        :meth:`run` starts one per model step; a host running its own loop calls it before dispatching the
+        calls of each response (without it, every call since the last user message is one step).
+        """
+        return self.new_assistant()
+
+    def use_agent(self, agent: Agent | str) -> Agent:
+        """Run the calls from now on as ``agent`` (a name is looked up in the project): its permissions,
+        its tools. The transcript's session info records the new agent."""
+        chosen = self.project.agent(agent) if isinstance(agent, str) else agent
+        if chosen is self.agent:
+            return chosen
+        self.agent = chosen
+        self._offered = None
+        if self.transcript.info.agent != self.agent.name:
+            self.transcript.info.agent = self.agent.name
+            self.transcript.update_session()
+        return self.agent
 
     async def run(self, prompt: str, *, abort: AbortSignal | None = None, on_event: Any = None) -> RunResult:
         """Send ``prompt`` to the session's model and run its tool calls until it answers (the agent loop:
@@ -307,6 +384,27 @@ class Session:
         self.children[child.id] = child
         return child
 
+    def resume_child(self, session_id: str) -> Session | None:
+        """A subagent's session opened from this one earlier and kept in the store (``task`` by
+        ``task_id``, after the process that ran it ended), opened again as :meth:`child` opens a new one:
+        its own agent's model, else this session's; the same prompt, profile and host values. ``None``
+        when the store has no child of this session by that id."""
+        stored = self.project.store.session(session_id) if self.remember else None
+        if stored is None or stored.get("parentID") != self.id:
+            return None
+        sub = self.project.agent(stored.get("agent") or None)
+        child = Session.resume(
+            self.project,
+            session_id,
+            prompt=self.prompt,
+            model=sub.model or self.model,
+            profile=self.profile,
+            extra=dict(self.extra),
+            parent=self,
+        )
+        self.children[child.id] = child
+        return child
+
     # -- permissions -----------------------------------------------------------------------------------
 
     def _on_pending(self, request: PermissionRequest) -> None:
@@ -330,8 +428,19 @@ class Session:
             decision = Decision("reject")
         except Exception:
             decision = Decision("reject")
+        reply = decision.reply
+        if reply == "always" and self.own_approvals:
+            self._approve(request)
+            reply = "once"
         with contextlib.suppress(NotFoundError):  # answered meanwhile ("always", or a sibling's reject)
-            self.project.permissions.reply(request.id, decision.reply, decision.feedback)
+            self.project.permissions.reply(request.id, reply, decision.feedback)
+
+    def _approve(self, request: PermissionRequest) -> None:
+        """Allow what an "always" answer covers, in this session only (see ``own_approvals``)."""
+        granted = [Rule(request.permission, pattern, "allow", "always") for pattern in request.always]
+        self.rules = [*self.rules, *granted]
+        if self.remember and granted:
+            self.project.store.add_approvals(self.id, [(rule.permission, rule.pattern) for rule in granted])
 
     async def ask(self, request: PermissionRequest) -> None:
         """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts, unless a
@@ -485,6 +594,13 @@ class Session:
         from .collate import sort_key
         from .schema import adapt, can_be_strict, profile_for
 
+        generation = self.project.generation
+        asker = self.extra.get(QUESTION_ASKER) is not None
+        key = (id(self.agent), tuple(self.rules), self.model, self.profile, asker)
+        offers = _OFFERS.setdefault(generation, {})
+        if tools is None and (known := offers.get(key)) is not None and known[0] is self.agent:
+            self._offered = {tool.name: tool for tool in known[1]}  # made before in this generation
+            return list(known[1])
         model = self.model
         switches = dict(tools or {})
         if self.extra.get(QUESTION_ASKER) is None:  # nobody can answer: off, as the last switch
@@ -502,6 +618,10 @@ class Session:
             wire.append(WireTool(definition.id, definition.description, adapt(schema, profile), flag, schema))
         wire.sort(key=lambda tool: sort_key(tool.name))
         self._offered = {tool.name: tool for tool in wire}
+        if tools is None:
+            if len(offers) >= MAX_OFFERS:
+                offers.clear()
+            offers[key] = (self.agent, tuple(wire))
         return wire
 
     # -- what happens to a call ----------------------------------------------------------------------
@@ -512,33 +632,48 @@ class Session:
         A name that is only wrong in case becomes the lower-case tool; an unknown name, or arguments that
         are not valid JSON, turn the call into ``invalid`` with ``{tool, error}``. ``invalid`` itself is
         never offered but is a tool of the request all the same (OpenCode leaves it out of ``activeTools``
-        only), so a model that calls it by name has it run.
+        only), so a model that calls it by name has it run, unless the session's rules deny it wholly (as
+        an agent denying ``*`` does): then :meth:`dispatch` fails such a call, naming ``invalid``.
         """
-        name, args, _ = self._repair(call)
+        name, args, _, _ = self._repair(call)
         return name, args
 
-    def _repair(self, call: ToolCall) -> tuple[str, dict[str, Any], bool]:
-        """:meth:`repair`, and whether the call was rerouted to ``invalid``."""
+    def _repair(self, call: ToolCall) -> tuple[str, dict[str, Any], bool, str | None]:
+        """:meth:`repair`, whether the call was rerouted to ``invalid``, and the error of a reroute that
+        cannot run: ``invalid`` is not in the call map when the session's rules deny it wholly (an agent
+        denying ``*``), and then the repaired call fails as the AI SDK's does, naming ``invalid``."""
         import json
 
+        from .permission import disabled
         from .registry import INVALID
 
         offered = self._offered if self._offered is not None else {t.name: t for t in self.resolve()}
+
+        def has_invalid() -> bool:  # asked only when a call needs rerouting: it costs a rules walk
+            return bool(offered) and not disabled([INVALID], merge(self.agent.permission, self.rules))
+
+        def unavailable(tool: str, with_invalid: bool) -> str:
+            names = sorted([*offered, *([INVALID] if with_invalid else [])], key=_collate_key)
+            listing = f"Available tools: {', '.join(names)}." if names else "No tools are available."
+            return f"Model tried to call unavailable tool '{tool}'. {listing}"
+
+        def rerouted(error: str) -> tuple[str, dict[str, Any], bool, str | None]:
+            available = has_invalid()
+            refusal = None if available else unavailable(INVALID, False)
+            return INVALID, {"tool": call.name, "error": error}, True, refusal
+
         name = call.name
-        if name not in offered and not (name == INVALID and offered):  # with no tools, not even invalid
+        if name not in offered and not (name == INVALID and has_invalid()):
             lowered = name.lower()
             if lowered != name and lowered in offered:
                 name = lowered
             else:
-                names = sorted([*offered, "invalid"], key=_collate_key)
-                listing = f"Available tools: {', '.join(names)}." if offered else "No tools are available."
-                error = f"Model tried to call unavailable tool '{call.name}'. {listing}"
-                return INVALID, {"tool": call.name, "error": error}, True
+                return rerouted(unavailable(call.name, has_invalid()))
         raw = call.arguments
         if raw is None or (isinstance(raw, str) and not raw.strip()):
-            return name, {}, False
+            return name, {}, False, None
         if not isinstance(raw, str):
-            return name, dict(raw) if isinstance(raw, dict) else raw, False  # type: ignore[return-value]
+            return name, dict(raw) if isinstance(raw, dict) else raw, False, None  # type: ignore[return-value]
         try:
             parsed = json.loads(raw)
         except (ValueError, RecursionError) as error:  # not JSON, nested too deeply, a number too long
@@ -548,8 +683,29 @@ class Session:
             message = (
                 f"Invalid input for tool {name}: JSON parsing failed: Text: {text}.\nError message: {error}"
             )
-            return INVALID, {"tool": call.name, "error": message}, True
-        return name, parsed, False
+            return rerouted(message)
+        return name, parsed, False, None
+
+    def _unavailable(self, call: ToolCall, call_id: str, error: str) -> ToolPart:
+        """A call that cannot run at all (rerouted to an ``invalid`` the session does not have): an error
+        part of the current step, as the tool the model named, with its arguments as it sent them."""
+        import json
+
+        from .transcript import ToolCallPart
+
+        args: Any = call.arguments
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                args = json.loads(args)
+        args = args if isinstance(args, dict) else {}
+        recorded = ToolCallPart(call_id, call.name, _plain(args))
+        self.transcript.add_part(self.assistant(), recorded)
+        recorded.running()
+        recorded.fail(error)
+        self.transcript.update_part(recorded)
+        part = ToolPart(call_id, call.name, dict(args), "error", error=error, requested=call.name)
+        part.outcome = Outcome.INVALID_ARGUMENTS
+        return part
 
     async def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> ToolPart:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
@@ -557,42 +713,69 @@ class Session:
         from .schema import strict_nulls_to_absent
 
         call_id = call.id or ascending_id("call")
-        name, args, rerouted = self._repair(call)
+        name, args, rerouted, unavailable = self._repair(call)
+        if unavailable is not None:
+            return self._unavailable(call, call_id, unavailable)
         part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
         offered = self._offered or {}
         if self.profile == "openai-strict" and name in offered and isinstance(args, dict):
             args = strict_nulls_to_absent(args, offered[name].normalized)
             part.input = args
         try:
-            result = await self._call(name, args, call_id, abort, lambda: self._doom_loop_check(name, args))
+            result = await self._call(
+                name, args, call_id, abort, lambda: self._doom_loop_check(call_id, call.name, name, args)
+            )
         except Exception as error:
             part.error = error_text(error)
+            part.outcome = Outcome.of(error)
             return part
         part.status = "completed"
+        part.outcome = Outcome.INVALID_ARGUMENTS if rerouted else Outcome.COMPLETED
         part.output, part.title = result.output, result.title
         part.metadata, part.attachments = result.metadata, result.attachments
         if rerouted:
             part.metadata = {**part.metadata, "rerouted": True}
         return part
 
-    async def _doom_loop_check(self, name: str, args: Any) -> None:
-        import json
+    async def _doom_loop_check(self, call_id: str, requested: str, name: str, args: Any) -> None:
+        """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
+        two before it of the same tool (the name the model wrote) with the same input, none pending (as
+        OpenCode's processor does): a text part in between, or a new step, starts the count over."""
+        from .transcript import ToolCallPart
 
-        try:
-            fingerprint = json.dumps(args, sort_keys=True, default=str)
-        except (ValueError, TypeError, RecursionError):  # arguments validation will refuse
-            fingerprint = f"<unserialisable {id(args)}>"
-        self._recent = [*self._recent, (name, fingerprint)][-DOOM_LOOP_THRESHOLD:]
-        if len(self._recent) == DOOM_LOOP_THRESHOLD and len(set(self._recent)) == 1:
-            request = PermissionRequest(
-                id="",
-                session_id=self.id,
-                permission="doom_loop",
-                patterns=[name],
-                always=[name],
-                metadata={"tool": name, "input": args},
-            )
-            await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+        parts = self.assistant().parts
+        mine = next(
+            (p for p in reversed(parts) if isinstance(p, ToolCallPart) and p.call_id == call_id), None
+        )
+        if mine is None:
+            return
+        mine.fingerprint = _fingerprint(requested, args, call_id)
+        window = parts[-DOOM_LOOP_THRESHOLD:]
+        if len(window) < DOOM_LOOP_THRESHOLD or not all(
+            isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
+            for p in window
+        ):
+            return
+        request = PermissionRequest(
+            id="",
+            session_id=self.id,
+            permission="doom_loop",
+            patterns=[name],
+            always=[name],
+            metadata={"tool": name, "input": args},
+        )
+        await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+
+
+def _fingerprint(requested: str, args: Any, call_id: str) -> str:
+    """What makes two calls identical: the tool name the model wrote and the canonical input (arguments
+    that cannot be serialised are never identical to another call's)."""
+    import json
+
+    try:
+        return f"{requested}\0{json.dumps(args, sort_keys=True, default=str)}"
+    except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
+        return f"{requested}\0<unserialisable {call_id}>"
 
 
 def _collate_key(name: str) -> Any:
@@ -615,7 +798,19 @@ def _plain(args: Any) -> dict[str, Any]:
 
 def error_text(error: Exception) -> str:
     """The model-facing text of a failed call: a tool's own error as it is; any other exception, a bug in
-    the tool, as one line naming its type (the traceback on stderr when ``OPENCODE_DEBUG`` is set)."""
+    the tool, as one line naming its type (the traceback on stderr when ``OPENCODE_DEBUG`` is set). A text
+    longer than :data:`MAX_ERROR_CHARS` (an error quoting a huge argument) is cut short."""
+    text = _error_text(error)
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}… (cut: {len(text)} characters)"
+
+
+#: The longest error text a part keeps (an error quoting a huge argument is cut to this).
+MAX_ERROR_CHARS = 4000
+
+
+def _error_text(error: Exception) -> str:
     import os
 
     from .errors import OpencodeError

@@ -192,6 +192,9 @@ class ToolCallPart(_PartBase):
     attachments: list[FilePart] = field(default_factory=list)
     start: int | None = None
     end: int | None = None
+    fingerprint: str = field(default="", repr=False, compare=False)
+    """What the doom-loop check compares (the name the model wrote and the canonical input); not saved:
+    the window is the current step, which a stored transcript never continues."""
 
     def _expect_open(self) -> None:
         if self.status not in ("pending", "running"):
@@ -399,24 +402,35 @@ class Message:
 
 
 class Transcript:
-    """The messages of one session, in order; with a ``store``, every change is written through."""
+    """The messages of one session, in order; with a ``store``, every change is written through.
 
-    def __init__(self, info: SessionInfo, store: Store | None = None) -> None:
+    ``window`` bounds what is held in memory: only the latest ``window`` messages stay in
+    :attr:`messages` (older ones stay in the store, if there is one, and :meth:`load` reads them back);
+    ``None`` holds them all. A long-lived session's memory so stays flat however many calls it runs.
+    """
+
+    def __init__(self, info: SessionInfo, store: Store | None = None, window: int | None = None) -> None:
+        if window is not None and window < 2:
+            raise ValueError("a transcript window holds at least 2 messages")
         self.info = info
         self.store = store
+        self.window = window
         self.messages: list[Message] = []
         self._part_ids: set[str] = set()
         self.update_session()
 
     @classmethod
-    def load(cls, store: Store, session_id: str) -> Transcript | None:
-        """The stored transcript of ``session_id`` (written through to ``store`` from now on), or
-        ``None`` when the store has no such session."""
+    def load(cls, store: Store, session_id: str, window: int | None = None) -> Transcript | None:
+        """The stored transcript of ``session_id`` (written through to ``store`` from now on; the latest
+        ``window`` messages in memory), or ``None`` when the store has no such session."""
         data = store.session(session_id)
         if data is None:
             return None
-        transcript = cls(SessionInfo.from_dict(data))
-        transcript.messages = [Message.from_dict(message) for message in store.messages(session_id)]
+        transcript = cls(SessionInfo.from_dict(data), window=window)
+        stored = store.messages(session_id)
+        if window is not None:
+            stored = stored[-window:]
+        transcript.messages = [Message.from_dict(message) for message in stored]
         transcript._part_ids = {part.id for message in transcript.messages for part in message.parts}
         transcript.store = store
         return transcript
@@ -424,7 +438,7 @@ class Transcript:
     def child(self, title: str, agent: str, permission: list[dict[str, str]] | None = None) -> Transcript:
         """A new session started from this one (a ``task`` subagent), kept in the same store."""
         info = SessionInfo(title, agent, self.info.directory, self.info.id, list(permission or []))
-        return Transcript(info, self.store)
+        return Transcript(info, self.store, self.window)
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages)
@@ -505,4 +519,12 @@ class Transcript:
         self.info.updated = max(now_ms(), self.info.updated)
         self.update_session()
         self.update_message(message)
+        if self.window is not None and len(self.messages) > self.window:
+            self._forget(len(self.messages) - self.window)
         return message
+
+    def _forget(self, count: int) -> None:
+        """Let go of the ``count`` oldest messages (the list keeps its identity: ``ctx.messages``)."""
+        for old in self.messages[:count]:
+            self._part_ids.difference_update(part.id for part in old.parts)
+        del self.messages[:count]

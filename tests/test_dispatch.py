@@ -283,10 +283,9 @@ def test_a_direct_call_to_invalid_with_no_tools_offered_is_unavailable(make_proj
 
     [part] = dispatch(session, call("invalid", {"tool": "x", "error": "y"}))
 
-    assert part.text == (
-        f"{INVALID_PREFIX}Model tried to call unavailable tool 'invalid'. No tools are available."
-    )
-    assert part.metadata.get("rerouted") is True
+    # "*" denies invalid too: it is not in the call map, so the repaired call fails as the SDK's does
+    assert part.status == "error"
+    assert part.text == "Model tried to call unavailable tool 'invalid'. No tools are available."
 
 
 def test_name_whose_lower_case_is_not_a_tool_is_not_repaired(make_project) -> None:
@@ -305,9 +304,7 @@ def test_with_no_tools_offered_the_text_says_so(make_project, project_dir) -> No
 
     assert names(session) == []
     [part] = dispatch(session, call("read", "{}"))
-    assert (
-        part.text == f"{INVALID_PREFIX}Model tried to call unavailable tool 'read'. No tools are available."
-    )
+    assert part.text == "Model tried to call unavailable tool 'invalid'. No tools are available."
 
 
 @pytest.mark.parametrize("arguments", ["", "   ", None])
@@ -609,6 +606,61 @@ def test_different_arguments_or_tools_reset_the_count(make_project, readme, proj
     assert [r.permission for r in prompt.requests] == ["doom_loop"]
 
 
+def test_the_doom_loop_window_is_the_step(make_project, readme) -> None:
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+    args = {"filePath": str(readme)}
+
+    session.step()
+    dispatch(session, call("read", args), call("read", args))
+    session.step()  # a new model response: the count starts over
+    dispatch(session, call("read", args), call("read", args))
+    assert prompt.requests == []
+
+    dispatch(session, call("read", args))  # the third in this step
+    assert [r.permission for r in prompt.requests] == ["doom_loop"]
+
+
+def test_a_text_part_between_calls_resets_the_window(make_project, readme) -> None:
+    from opencode_cli.transcript import TextPart
+
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+    args = {"filePath": str(readme)}
+
+    dispatch(session, call("read", args), call("read", args))
+    session.transcript.add_part(session.assistant(), TextPart("Reading it once more."))
+    dispatch(session, call("read", args), call("read", args))
+
+    assert prompt.requests == []
+
+
+def test_three_concurrent_identical_calls_in_one_step_ask(make_project, readme) -> None:
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+    args = {"filePath": str(readme)}
+
+    async def together() -> list[ToolPart]:
+        session.step()
+        return list(await asyncio.gather(*(session.dispatch(call("read", args)) for _ in range(3))))
+
+    parts = run(together())
+
+    assert [p.status for p in parts] == ["completed"] * 3
+    assert [r.permission for r in prompt.requests] == ["doom_loop"]
+
+
+def test_three_different_unknown_tools_are_not_identical(make_project) -> None:
+    prompt = Recorder("once")
+    session = make_project().session(model=CLAUDE, prompt=prompt)
+
+    parts = dispatch(session, call("nope1", {}), call("nope2", {}), call("nope3", {}))
+
+    assert [p.tool for p in parts] == ["invalid"] * 3 and prompt.requests == []
+    parts = dispatch(session, call("nope3", {}), call("nope3", {}))  # the same unknown name: identical
+    assert [r.permission for r in prompt.requests] == ["doom_loop"]
+
+
 def test_doom_loop_allowed_by_config_does_not_ask(make_project, project_dir, readme) -> None:
     (project_dir / "opencode.toml").write_text('[permission]\ndoom_loop = "allow"\n')
     prompt = Recorder("reject")
@@ -733,3 +785,111 @@ def test_openai_strict_falls_back_to_strict_false_for_a_free_form_object(make_pr
 
     [part] = dispatch(session, call("tag", {"name": "x", "labels": {"b": 2, "a": 1}}))
     assert part.status == "completed" and part.output == "x.a=1, x.b=2"
+
+
+# -- the typed outcome -----------------------------------------------------------------------------------
+
+
+def test_every_part_says_how_the_call_ended(make_project, project_dir, readme) -> None:
+    from opencode_cli.context import AbortSignal
+    from opencode_cli.session import Outcome
+
+    @tool
+    def boom() -> str:
+        """Fail like a bug."""
+        raise RuntimeError("kaput")
+
+    secret = project_dir / ".env"
+    secret.write_text("TOKEN=1\n")
+    aborted = AbortSignal()
+    aborted.abort()
+    session = make_project(plugins=[("extra", Extra(boom))]).session(
+        model=CLAUDE, prompt=Recorder("reject"), rules=[Rule("bash", "rm *", "deny")]
+    )
+
+    async def calls() -> list[ToolPart]:
+        return [
+            await session.dispatch(call("read", {"filePath": str(readme)})),
+            await session.dispatch(call("read", {"offset": 1})),
+            await session.dispatch(call("nope", {})),
+            await session.dispatch(call("read", "{not json")),
+            await session.dispatch(call("read", {"filePath": str(secret)})),
+            await session.dispatch(call("bash", {"command": "rm -rf x", "description": "Remove"})),
+            await session.dispatch(call("boom", {})),
+            await session.dispatch(
+                call("bash", {"command": "sleep 30", "description": "Wait"}), abort=aborted
+            ),
+        ]
+
+    outcomes = [part.outcome for part in run(calls())]
+
+    assert outcomes == [
+        Outcome.COMPLETED,
+        Outcome.INVALID_ARGUMENTS,
+        Outcome.INVALID_ARGUMENTS,  # rerouted to invalid: the call did not run as written
+        Outcome.INVALID_ARGUMENTS,
+        Outcome.REJECTED,
+        Outcome.DENIED,
+        Outcome.FAILED,
+        Outcome.ABORTED,
+    ]
+    assert all(isinstance(outcome, str) for outcome in outcomes)  # a StrEnum: "denied" == Outcome.DENIED
+
+
+# -- a call map without invalid -----------------------------------------------------------------------------
+
+
+def test_an_agent_denying_invalid_wholly_gets_the_sdk_error_naming_invalid(make_project, readme) -> None:
+    from opencode_cli.session import Outcome
+
+    session = make_project().session("explore", model=CLAUDE)
+    offered = names(session)
+    assert "edit" not in offered
+    listing = f"Available tools: {', '.join(offered)}."
+
+    parts = dispatch(
+        session,
+        call("edit", {"filePath": str(readme), "oldString": "a", "newString": "b"}),
+        call("read", "{not json"),
+        call("invalid", {"tool": "x", "error": "y"}),
+    )
+
+    for part in parts:
+        assert part.status == "error" and part.outcome is Outcome.INVALID_ARGUMENTS
+        assert part.text == f"Model tried to call unavailable tool 'invalid'. {listing}"
+    assert "invalid" not in listing
+    assert parts[0].tool == "edit" and parts[0].input["oldString"] == "a"
+    recorded = [p for p in session.assistant().parts if getattr(p, "status", "") == "error"]
+    assert [p.tool for p in recorded] == ["edit", "read", "invalid"]
+
+
+def test_an_agent_with_invalid_still_reroutes(make_project) -> None:
+    session = make_project().session("build", model=CLAUDE)
+
+    [part] = dispatch(session, call("nope", {}))
+
+    assert part.tool == "invalid" and part.status == "completed"
+    assert "Available tools: " in part.text and ", invalid," in part.text
+
+
+def test_the_offer_is_made_again_when_what_it_depends_on_changes(make_project, project_dir) -> None:
+    project = make_project()
+    session = project.session(model=CLAUDE)
+    first = names(session)
+    assert names(session) == first and "edit" in first  # the same generation, agent and rules
+    other = project.session(model=CLAUDE)  # a new session like it (a served request) reuses the offer
+    assert other.resolve()[0] is session.resolve()[0]
+
+    session.rules.append(Rule("edit", "*", "deny"))
+    assert "edit" not in names(session)
+    session.use_agent("plan")
+    assert names(session) != first
+    session.use_agent("build")
+    tool_file = project_dir / ".opencode" / "tool" / "hello.py"
+    tool_file.parent.mkdir(parents=True)
+    tool_file.write_text(
+        "from opencode_cli import tool\n\n\n@tool\ndef default() -> str:\n"
+        '    """Say hello."""\n    return "hi"\n'
+    )
+    project.install(project.prepare(project.source_keys([tool_file])))
+    assert "hello" in names(session)  # a new generation: its tools

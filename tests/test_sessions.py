@@ -272,3 +272,13 @@ def test_without_a_watcher_the_project_rebuilds_a_source_that_reports_a_change(
     source.report_change()
     assert "v2" in project.registry.entries and "v1" not in project.registry.entries
     assert project.generation.number == 3
+
+
+def test_use_agent_switches_the_agent_and_what_is_offered(make_project) -> None:
+    project = make_project()
+    with project.session("build") as session:
+        assert "edit" in {tool.name for tool in session.resolve()}
+        agent = session.use_agent("explore")
+        assert session.agent is agent and agent.name == "explore"
+        assert session.transcript.info.agent == "explore"
+        assert "edit" not in {tool.name for tool in session.resolve()}

@@ -457,3 +457,57 @@ def test_round_trip_through_the_store(data: st.DataObject) -> None:
         assert loaded.info == transcript.info
         assert loaded.messages == transcript.messages
         assert loaded.as_dicts() == transcript.as_dicts()
+
+
+# -- a bounded window ------------------------------------------------------------------------------------
+
+
+def test_a_window_holds_the_latest_messages_and_the_store_keeps_all(tmp_path: Path) -> None:
+    store = Store(tmp_path / "opencode.db")
+    transcript = Transcript(SessionInfo("s", "build", "/p"), store, window=4)
+    held = transcript.messages
+    for index in range(10):
+        message = transcript.add_assistant("build")
+        transcript.add_part(message, TextPart(f"step {index}"))
+
+    assert transcript.messages is held  # the same list: ctx.messages keeps seeing the latest
+    assert [m.text for m in transcript.messages] == [f"step {i}" for i in range(6, 10)]
+    assert len(store.messages(transcript.info.id)) == 10
+    resumed = Transcript.load(store, transcript.info.id, window=3)
+    assert resumed is not None and [m.text for m in resumed.messages] == ["step 7", "step 8", "step 9"]
+    assert len(Transcript.load(store, transcript.info.id).messages) == 10  # type: ignore[union-attr]
+
+
+def test_a_window_below_two_messages_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 2"):
+        Transcript(SessionInfo("s", "build", "/p"), window=1)
+
+
+def test_a_session_holds_a_bounded_window(make_project, project_dir: Path) -> None:
+    import asyncio
+
+    from opencode_cli.session import ToolCall
+
+    (project_dir / "a.txt").write_text("a\n")
+    with make_project().session(window=5) as session:
+
+        async def calls() -> None:
+            for _ in range(12):
+                session.step()
+                await session.dispatch(ToolCall("read", {"filePath": "a.txt"}))
+
+        asyncio.run(calls())
+        assert len(session.messages) == 5
+        assert all(m.parts and m.parts[0].status == "completed" for m in session.messages)
+
+
+def test_an_error_quoting_a_huge_argument_is_cut_short(make_project) -> None:
+    import asyncio
+
+    from opencode_cli.session import MAX_ERROR_CHARS, ToolCall
+
+    with make_project().session() as session:
+        part = asyncio.run(session.dispatch(ToolCall("read", {"filePath": "x" * 300_000})))
+
+    assert part.status == "error" and len(part.text) < MAX_ERROR_CHARS + 100
+    assert part.text.endswith("characters)")

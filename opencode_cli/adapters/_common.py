@@ -1,17 +1,17 @@
-"""What both adapters share: the check for their extra, and reading a dispatched call's outcome."""
+"""What both adapters share: the check for their extra, the model steps of a framework's calls, and
+reading a dispatched call's outcome."""
 
 from __future__ import annotations
 
 import base64
 import importlib
+from collections.abc import Hashable
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidArgumentsError
-
 if TYPE_CHECKING:
     from ..contract import Attachment
-    from ..session import ToolPart
+    from ..session import Session, ToolPart
 
 
 class MissingExtraError(ImportError):
@@ -33,12 +33,28 @@ def require(module: str, extra: str, adapter: str) -> ModuleType:
 
 
 def is_invalid_arguments(part: ToolPart) -> bool:
-    """Whether a dispatched call failed because its arguments did not fit the tool's schema (the text
-    :class:`~opencode_cli.errors.InvalidArgumentsError` gives, which the model should correct)."""
-    if part.status != "error" or not part.error:
-        return False
-    prefix = InvalidArgumentsError.TEMPLATE.split("{detail}", 1)[0].format(tool=part.tool)
-    return part.error.startswith(prefix)
+    """Whether a dispatched call could not run as the model wrote it (arguments that did not fit the
+    tool's schema, or a call rerouted to ``invalid``): the model should correct it."""
+    from ..session import Outcome
+
+    return part.outcome is Outcome.INVALID_ARGUMENTS
+
+
+class Steps:
+    """Which model response a framework's tool call belongs to: a call whose step key differs from the
+    last one's starts a new step of the session (:meth:`~opencode_cli.session.Session.step`), so the
+    doom-loop window is one model response. A call with no key (the framework does not say) is a step of
+    its own."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._last: Hashable | None = None
+
+    def enter(self, key: Hashable | None) -> None:
+        """Note a call of step ``key`` before dispatching it."""
+        if key is None or key != self._last:
+            self._last = key
+            self.session.step()
 
 
 def data_of(attachment: Attachment) -> bytes | None:

@@ -14,7 +14,8 @@ strict), and whose invocation hands the model's raw JSON arguments to ``session.
 hooks, permissions through the session's ``prompt``, validation, truncation). The SDK has no retry
 signal, so what the model sees next is OpenCode's own text: the output, or the error (invalid arguments,
 a denied or rejected permission) for the model to correct. Attachments follow the text as
-:class:`agents.ToolOutputImage` (images) or :class:`agents.ToolOutputFileContent`.
+:class:`agents.ToolOutputImage` (images) or :class:`agents.ToolOutputFileContent`. Each turn's model
+response is a step of the session: the doom-loop window never spans two turns.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from ._common import data_of, require
+from ._common import Steps, data_of, require
 
 require("agents", "openai-agents", __name__)
 
@@ -38,13 +39,23 @@ __all__ = ["function_tools"]
 
 def function_tools(session: Session) -> list[FunctionTool]:
     """The tools ``session`` offers now, as function tools (the host opens and closes the session)."""
-    return [_function_tool(session, tool) for tool in session.resolve()]
+    steps = Steps(session)
+    return [_function_tool(session, tool, steps) for tool in session.resolve()]
 
 
-def _function_tool(session: Session, tool: WireTool) -> FunctionTool:
+def _step_of(ctx: ToolContext[Any]) -> tuple[int, int] | None:
+    """The model response a call belongs to: the run's usage object and its count of model requests
+    (each response of a turn adds one); ``None`` when the SDK gives no usage."""
+    usage = getattr(ctx, "usage", None)
+    requests = getattr(usage, "requests", None)
+    return (id(usage), requests) if isinstance(requests, int) and requests > 0 else None
+
+
+def _function_tool(session: Session, tool: WireTool, steps: Steps) -> FunctionTool:
     async def invoke(ctx: ToolContext[Any], arguments: str) -> Any:
         from ..session import ToolCall
 
+        steps.enter(_step_of(ctx))
         part = await session.dispatch(ToolCall(tool.name, arguments, id=ctx.tool_call_id))
         return _output(part)
 

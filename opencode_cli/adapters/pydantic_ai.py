@@ -16,7 +16,9 @@ schemas shaped for the session's model) and runs every call through ``session.di
   sees (:class:`pydantic_ai.ToolFailed`), as OpenCode shows a tool's error;
 * a result is a :class:`pydantic_ai.ToolReturn` of the output text, with the attachments as
   :class:`pydantic_ai.BinaryContent` beside it and the title and metadata as its ``metadata``;
-* permission asks go to the session's ``prompt`` (the host's callback).
+* permission asks go to the session's ``prompt`` (the host's callback);
+* each run step (one model response) is a step of the session: the doom-loop window is the calls of one
+  response, never calls across steps or runs.
 
 The first run connects the project's MCP servers (entering the toolset), so their tools are offered too.
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import data_of, is_invalid_arguments, require
+from ._common import Steps, data_of, is_invalid_arguments, require
 
 require("pydantic_ai", "pydantic-ai", __name__)
 
@@ -53,6 +55,7 @@ class OpencodeToolset(AbstractToolset[Any]):
         self.max_retries = max_retries
         self._id = id
         self._opened = False
+        self._steps = Steps(session)
 
     @property
     def id(self) -> str | None:
@@ -87,6 +90,7 @@ class OpencodeToolset(AbstractToolset[Any]):
         """Dispatch one call; see the module's docstring for what the model gets back."""
         from ..session import ToolCall
 
+        self._steps.enter((ctx.run_id, ctx.run_step) if ctx.run_id is not None else None)
         part = await self.session.dispatch(ToolCall(name, tool_args, id=ctx.tool_call_id))
         if is_invalid_arguments(part):
             raise ModelRetry(part.text)

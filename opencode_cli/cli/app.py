@@ -438,6 +438,21 @@ def mcp_serve(
         str | None,
         typer.Option("--session", "-s", help="A remembered session for the stdio client (resumed if kept)."),
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host", help="A Host name HTTP clients may use besides the bound address (repeatable)."
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="OPENCODE_SERVE_TOKEN",
+            show_envvar=True,
+            help="Bearer token every HTTP request must carry (required when --host is not loopback).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the tools AGENT and MODEL are offered to any MCP client, with OpenCode's permissions.
     Asks go to the client's user (elicitation); without it, --allow/--deny/--yes and the rules decide."""
@@ -453,6 +468,8 @@ def mcp_serve(
         deny=deny or [],
         yes=yes,
         session_id=session,
+        allow_hosts=allow_host or [],
+        token=token,
     )
 
 

@@ -81,6 +81,8 @@ def serve(
     deny: list[str],
     yes: bool,
     session_id: str | None,
+    allow_hosts: list[str] | None = None,
+    token: str | None = None,
 ) -> None:
     """Serve the tools ``agent`` and the model are offered to MCP clients, until the client goes (stdio)
     or Ctrl-C / SIGTERM (HTTP). Nothing but the protocol is written to stdout."""
@@ -96,6 +98,12 @@ def serve(
     if not 0 <= port <= 65535:
         fail(f"error: --port must be between 0 and 65535, not {port}")
     bind = host or "127.0.0.1"
+    import os
+
+    from_env = token is not None and token == os.environ.get("OPENCODE_SERVE_TOKEN")
+    if transport == "stdio" and (allow_hosts or (token and not from_env)):
+        fail("error: --allow-host and --token are for --transport http")
+    token = token.strip() if token else None
     rules = flag_rules(allow, "allow") + flag_rules(deny, "deny")
     with friendly_errors():
         from ..mcp.serve import ServeHost, ServeOptions
@@ -104,12 +112,17 @@ def serve(
         options = ServeOptions(model=model_text, agent=agent, rules=rules, yes=yes, session_id=session_id)
         served = ServeHost(project, options)
         project.tools(served.model, served.agent)  # a broken config or tool is an error before serving
-    from ..mcp.serve.transports import LOOPBACK, ListenError, run
+    from ..mcp.serve.transports import LOOPBACK, HttpAccess, ListenError, needs_token, run
 
+    if transport == "http" and needs_token(bind) and not token:
+        fail(
+            f"error: serving on {bind} needs a bearer token: pass --token or set OPENCODE_SERVE_TOKEN "
+            "(clients send it as 'Authorization: Bearer TOKEN')"
+        )
     if transport == "http" and bind not in LOOPBACK:
         err(
-            f"warning: serving on {bind}: anyone who can reach this address can run the tools "
-            "(with the permissions this server was given); the default is 127.0.0.1"
+            f"warning: serving on {bind}: anyone who can reach this address and holds the token can run the "
+            "tools (with the permissions this server was given); the default is 127.0.0.1"
         )
 
     def announce(text: str) -> None:
@@ -117,7 +130,8 @@ def serve(
 
     async def work() -> None:
         try:
-            await run(served, transport, bind=bind, port=port, announce=announce)
+            access = HttpAccess(list(allow_hosts or []), token)
+            await run(served, transport, bind=bind, port=port, announce=announce, access=access)
         except ListenError as error:
             fail(f"error: {error}", EXIT_TOOL_ERROR)
 

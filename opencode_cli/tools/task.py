@@ -109,12 +109,7 @@ def _depth_limit(project: Any) -> int:
 def _child(session: Session, params: TaskParameters) -> Session:
     """The session to run in: the one ``task_id`` names, if this session has it, else a new child."""
     if params.task_id:
-        found = session.children.get(params.task_id)
-        if found is None and session.remember:
-            stored = session.project.store.session(params.task_id)
-            if stored is not None and stored.get("parentID") == session.id:
-                found = session.project.resume(params.task_id, prompt=session.prompt)
-                session.children[found.id] = found
+        found = session.children.get(params.task_id) or session.resume_child(params.task_id)
         if found is not None:
             return found
     title = f"{params.description} (@{params.subagent_type} subagent)"

@@ -291,9 +291,10 @@ def test_call_json_shape(run_cli) -> None:
 
     assert set(data) == {"parts"}
     [part] = data["parts"]
-    keys = "callID requested tool input status title output error metadata attachments"
+    keys = "callID requested tool input status outcome title output error metadata attachments"
     assert set(part) == set(keys.split())
     assert (part["requested"], part["tool"], part["status"]) == ("Read", "read", "completed")
+    assert part["outcome"] == "completed"
     assert part["input"] == {"filePath": "README.md"} and part["error"] is None
     assert part["callID"].startswith("call_") and part["attachments"] == []
     assert part["metadata"]["truncated"] is False

@@ -165,3 +165,26 @@ def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
         "opencode_cli.adapters._common.MissingExtraError: opencode_cli.adapters.openai_agents needs the "
         "openai-agents extra (agents is not installed): pip install 'opencode-cli[openai-agents]'"
     )
+
+
+def test_the_doom_loop_window_is_one_model_response(
+    agent_project: Path, env: dict[str, str], scripted_model: ScriptedModel
+) -> None:
+    readme = str(agent_project / "README.md")
+    scripted_model.script(
+        [
+            {"tool_calls": [call("a1", "read", filePath=readme), call("a2", "read", filePath=readme)]},
+            {"tool_calls": [call("b1", "read", filePath=readme)]},  # a third read, but in the next response
+            {"tool_calls": [call(f"c{n}", "read", filePath=readme) for n in range(3)]},  # three in one
+            {"text": "Read."},
+        ]
+    )
+    asked: list[str] = []
+
+    async def host(request: PermissionRequest) -> Decision:
+        asked.append(request.permission)
+        return Decision("once")
+
+    output, _ = run(run_agent(agent_project, env, scripted_model, host))
+    assert output == "Read."
+    assert asked == ["doom_loop"]  # only the response with three identical calls

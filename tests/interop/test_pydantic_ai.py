@@ -224,3 +224,36 @@ def test_the_cli_never_imports_the_frameworks() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert json.loads(result.stdout) == []
+
+
+def test_the_doom_loop_window_is_one_run_step(agent_project: Path, env: dict[str, str]) -> None:
+    readme = str(agent_project / "README.md")
+    read = {"filePath": readme}
+    host = Host()
+
+    async def main() -> None:
+        async with Project(agent_project, env=env, autoload_plugins=False) as project:
+            with project.session("build", prompt=host) as session:
+                toolset = OpencodeToolset(session)
+                for run_index in range(3):  # three runs, each reading the file once
+                    once = Scripted([[ToolCallPart("read", read, tool_call_id=f"r{run_index}")]])
+                    await Agent(FunctionModel(once), toolsets=[toolset]).run("read it")
+                assert host.asked == []
+                # two steps of one run reading it twice and once: still no loop
+                spread = Scripted(
+                    [
+                        [
+                            ToolCallPart("read", read, tool_call_id="a1"),
+                            ToolCallPart("read", read, tool_call_id="a2"),
+                        ],
+                        [ToolCallPart("read", read, tool_call_id="a3")],
+                    ]
+                )
+                await Agent(FunctionModel(spread), toolsets=[toolset]).run("read it")
+                assert host.asked == []
+                # three identical calls in one model response: the loop is asked about
+                same = Scripted([[ToolCallPart("read", read, tool_call_id=f"s{n}") for n in range(3)]])
+                await Agent(FunctionModel(same), toolsets=[toolset]).run("read it")
+
+    run(main())
+    assert host.asked == [("doom_loop", ["read"])]

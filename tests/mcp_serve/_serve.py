@@ -90,6 +90,17 @@ class HttpServer:
             await session.initialize()
             yield session
 
+    @contextlib.asynccontextmanager
+    async def modern_session(self, **client: Any) -> AsyncIterator[ClientSession]:
+        """A client of the newest protocol revision: ``server/discover``, then single-exchange requests
+        that carry no MCP session id."""
+        async with (
+            streamable_http_client(self.url) as (read, write),
+            ClientSession(read, write, **client) as session,
+        ):
+            await session.discover()
+            yield session
+
 
 def _start_in(directory: Path, argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """Start ``argv`` in ``directory``, in its own process group, output to ``log`` (as ``start`` does)."""

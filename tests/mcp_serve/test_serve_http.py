@@ -117,12 +117,52 @@ def test_binds_loopback_by_default(server: HttpServer) -> None:
 
 
 @pytest.mark.slow
-def test_another_host_needs_the_flag_and_warns(project: Path, env: dict[str, str]) -> None:
-    served = HttpServer(project, env, "--host", "0.0.0.0")
+def test_another_host_needs_a_token_keeps_host_checks_and_warns(project: Path, env: dict[str, str]) -> None:
+    import httpx
+
+    token_env = {**env, "OPENCODE_SERVE_TOKEN": "s3cret"}
+    served = HttpServer(project, token_env, "--host", "0.0.0.0", "--allow-host", "tools.example")
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+
+    def post(**headers: str) -> int:
+        base = {"accept": "application/json, text/event-stream", "authorization": "Bearer s3cret"}
+        return httpx.post(served.url, json=init, headers={**base, **headers}, timeout=30).status_code
+
     try:
         assert "warning: serving on 0.0.0.0" in served.log.read_text()
+        assert post() == 200
+        assert post(host="tools.example") == 200  # named with --allow-host
+        assert post(authorization="Bearer wrong") == 401
+        assert post(authorization="") == 401
+        assert post(host="evil.example") != 200  # DNS rebinding: an unknown Host is refused
+        assert post(origin="http://evil.example") != 200
+        assert post(origin=f"http://127.0.0.1:{served.port}") == 200
     finally:
         served.stop()
+
+
+def test_a_non_loopback_host_without_a_token_is_a_usage_error(project: Path, env: dict[str, str]) -> None:
+    env = {key: value for key, value in env.items() if key != "OPENCODE_SERVE_TOKEN"}
+    done = subprocess.run(
+        [*SERVE, "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "needs a bearer token: pass --token or set OPENCODE_SERVE_TOKEN" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -133,6 +173,7 @@ def test_another_host_needs_the_flag_and_warns(project: Path, env: dict[str, str
         (["--port", "4000"], "--host and --port are for --transport http"),
         (["--transport", "http", "--port", "70000"], "--port must be between 0 and 65535"),
         (["--agent", "nobody"], "no agent named 'nobody'"),
+        (["--token", "t0k"], "--allow-host and --token are for --transport http"),
     ],
 )
 def test_bad_options_are_usage_errors(
@@ -161,8 +202,9 @@ def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env:
     served = HttpServer(project, env, "--yes")
     pid_file = project / "shell.pid"
 
-    async def main() -> None:
+    async def main() -> Any:
         async with served.session() as session:
+            await session.list_tools()  # the client checks results against the listing it has
             call = asyncio.ensure_future(
                 session.call_tool("bash", {"command": "echo $$ > shell.pid; sleep 60", "description": "Wait"})
             )
@@ -170,12 +212,14 @@ def test_sigterm_stops_the_server_and_what_its_calls_started(project: Path, env:
                 await asyncio.sleep(0.05)
             os.kill(served.process.pid, signal.SIGTERM)  # the server only, not its process group
             await asyncio.to_thread(served.process.wait, 20)
-            call.cancel()
+            return await asyncio.wait_for(call, 20)
 
     try:
-        run(main())
+        result = run(main())
         assert served.process.returncode == 0, served.log.read_text()
+        assert "User aborted the command" in text_of(result)  # the call was aborted and answered
         assert wait_gone(int(pid_file.read_text())), "a command outlived the server"
+        assert "Traceback" not in served.log.read_text()
     finally:
         if served.process.poll() is None:
             served.stop()
@@ -213,3 +257,96 @@ def test_question_over_http(server: HttpServer) -> None:
     names, result = run(main())
     assert "question" in names
     assert not result.is_error and '"Go on?"="Yes"' in text_of(result)
+
+
+# -- state belongs to whom it says ---------------------------------------------------------------------
+
+
+def test_sessionless_clients_share_no_doom_loop(server: HttpServer) -> None:
+    async def one_read(_: int) -> Any:
+        async with server.modern_session() as session:
+            assert session.discover_result is not None  # the single-exchange revision, no MCP session id
+            return await session.call_tool("read", {"filePath": "file3.txt"})
+
+    async def main() -> list[Any]:
+        return [await one_read(index) for index in range(3)]
+
+    for result in run(main()):
+        assert not result.is_error, text_of(result)
+        assert "content of file 3" in text_of(result)
+
+
+def test_three_identical_calls_of_one_client_are_three_steps(server: HttpServer) -> None:
+    async def main() -> list[Any]:
+        results = []
+        async with server.modern_session() as modern, server.session() as legacy:
+            for session in (modern, legacy):
+                for _ in range(3):
+                    results.append(await session.call_tool("read", {"filePath": "file4.txt"}))
+        return results
+
+    results = run(main())
+    assert [r.is_error for r in results] == [False] * 6, [text_of(r) for r in results]
+
+
+def test_an_always_answer_allows_only_the_client_that_gave_it(server: HttpServer) -> None:
+    asked: dict[str, int] = {"first": 0, "second": 0}
+
+    def answering(name: str) -> Any:
+        async def answer(context: Any, params: Any) -> ElicitResult:
+            asked[name] += 1
+            return ElicitResult(action="accept", content={"decision": "always"})
+
+        return answer
+
+    bash = {"command": "printf hello", "description": "Print"}
+
+    async def main() -> None:
+        async with server.session(elicitation_callback=answering("first")) as first:
+            assert not (await first.call_tool("bash", bash)).is_error
+            assert not (await first.call_tool("bash", bash)).is_error  # "always": not asked again
+            async with server.session(elicitation_callback=answering("second")) as second:
+                assert not (await second.call_tool("bash", bash)).is_error
+
+    run(main())
+    assert asked == {"first": 1, "second": 1}
+
+
+def test_a_directory_with_a_name_that_is_not_utf8_is_listed_escaped(
+    server: HttpServer, project: Path
+) -> None:
+    folder = project / "odd"
+    folder.mkdir()
+    (folder / "fine.txt").write_text("x")
+    with open(os.path.join(os.fsencode(folder), b"bad-\xff.txt"), "w"):
+        pass
+
+    async def main() -> Any:
+        async with server.session() as session:
+            return await session.call_tool("read", {"filePath": "odd"})
+
+    result = run(main())
+    assert not result.is_error, text_of(result)
+    assert "bad-\\xff.txt" in text_of(result) and "fine.txt" in text_of(result)
+
+
+def test_a_body_over_the_limit_is_refused_and_the_server_serves_on(server: HttpServer) -> None:
+    import httpx
+
+    from opencode_cli.mcp.serve.limits import MAX_REQUEST_BYTES
+
+    body = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"x": "'
+        + b"x" * MAX_REQUEST_BYTES
+        + b'"}}'
+    )
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    refused = httpx.post(server.url, content=body, headers=headers, timeout=60)
+    assert refused.status_code == 413
+    assert len(refused.content) < 1000  # nothing of the request is echoed
+
+    async def main() -> Any:
+        async with server.session() as session:
+            return await session.call_tool("read", {"filePath": "file1.txt"})
+
+    assert "content of file 1" in text_of(run(main()))

@@ -360,3 +360,161 @@ def test_a_client_going_away_mid_call_leaves_no_process(project: Path, env: dict
 
     run(main())
     assert wait_gone(int(pid_file.read_text()), 10.0), "a command outlived its client"
+
+
+# -- a server that never dies of, or ignores, a request ------------------------------------------------
+
+
+class RawStdio:
+    """``opencode mcp serve`` over pipes this test writes raw lines to (malformed ones too); well-formed
+    messages are built with the SDK's types."""
+
+    def __init__(self, directory: Path, env: dict[str, str]) -> None:
+        import subprocess
+        import sys
+
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "opencode_cli", "mcp", "serve"],
+            cwd=directory,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=(directory.parent / "raw-serve.log").open("ab"),
+            start_new_session=True,
+        )
+
+    def send(self, line: str | bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((line.encode() if isinstance(line, str) else line) + b"\n")
+        self.process.stdin.flush()
+
+    def receive(self, timeout: float = 60.0) -> dict[str, Any]:
+        import json
+        import select
+
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        assert ready, "no reply"
+        return json.loads(self.process.stdout.readline())
+
+    def request(self, ident: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        from mcp_types import JSONRPCRequest
+
+        self.send(JSONRPCRequest(jsonrpc="2.0", id=ident, method=method, params=params).model_dump_json())
+        return self.receive()
+
+    def initialize(self) -> None:
+        from mcp_types import JSONRPCNotification
+
+        info = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }
+        assert "result" in self.request(0, "initialize", info)
+        self.send(JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized").model_dump_json())
+        assert "result" in self.request(1, "tools/list")
+
+    def stop(self) -> None:
+        from _mcp_servers import stop
+
+        stop(self.process)
+
+
+@pytest.fixture
+def raw(project: Path, env: dict[str, str]) -> Any:
+    server = RawStdio(project, env)
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize(("signum", "code"), [(15, 143), (2, 130)])
+def test_a_signal_while_idle_ends_the_server_at_once(raw: RawStdio, signum: int, code: int) -> None:
+    import os
+
+    raw.initialize()
+    os.kill(raw.process.pid, signum)  # the client is idle: nothing more arrives on stdin
+    assert raw.process.wait(60) == code
+
+
+def test_stdin_closing_ends_the_server(raw: RawStdio) -> None:
+    raw.initialize()
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    assert raw.process.wait(60) == 0
+
+
+def test_malformed_requests_with_an_id_get_an_error_reply(raw: RawStdio) -> None:
+    import json
+
+    raw.initialize()
+    deep: dict[str, Any] = {"x": 1}
+    for _ in range(220):
+        deep = {"a": deep}
+    cases = [
+        ('{"jsonrpc": "2.0", "id": 10, "method": "tools/li', 10, -32700),  # truncated
+        ('{"jsonrpc": "2.0", "id": 11, "method": 123}', 11, -32600),
+        ('{"jsonrpc": "1.0", "id": 12, "method": "tools/list"}', 12, -32600),
+        ('{"jsonrpc": "2.0", "id": 13}', 13, -32600),  # no method
+        (
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 14,
+                    "method": "tools/call",
+                    "params": {"name": "read", "arguments": deep},
+                }
+            ),
+            14,
+            -32600,
+        ),
+    ]
+    for line, ident, code in cases:
+        raw.send(line)
+        reply = raw.receive()
+        assert (reply["id"], reply["error"]["code"]) == (ident, code), reply
+    assert "result" in raw.request(20, "tools/list")  # and the server still serves
+
+
+def test_a_request_over_the_limit_is_refused_unread(raw: RawStdio) -> None:
+    from opencode_cli.mcp.serve.limits import MAX_REQUEST_BYTES
+
+    raw.initialize()
+    huge = "x" * (MAX_REQUEST_BYTES + 10)
+    raw.send(
+        '{"jsonrpc": "2.0", "id": 30, "method": "tools/call", "params": {"name": "write", "arguments": '
+        '{"filePath": "big.txt", "content": "' + huge + '"}}}'
+    )
+    reply = raw.receive()
+    assert reply["id"] == 30 and reply.get("error", {}).get("message", "").startswith("Request too large"), (
+        reply
+    )
+    assert len(reply["error"]["message"]) < 200  # the request is not echoed
+    assert "result" in raw.request(31, "tools/list")
+
+
+def test_a_directory_with_a_name_that_is_not_utf8_does_not_kill_the_server(
+    project: Path, env: dict[str, str]
+) -> None:
+    import os
+
+    (project / "odd").mkdir()
+    with open(os.path.join(os.fsencode(project / "odd"), b"bad-\xff.txt"), "w"):
+        pass
+
+    async def main() -> tuple[Any, Any]:
+        async with stdio_session(project, env) as session:
+            listed = await session.call_tool("read", {"filePath": "odd"})
+            return listed, await session.call_tool("read", {"filePath": "notes.txt"})
+
+    listed, after = run(main())
+    assert not listed.is_error and "bad-\\xff.txt" in text_of(listed)
+    assert "beta needle" in text_of(after)
+
+
+def test_a_token_in_the_environment_does_not_stop_a_stdio_server(project: Path, env: dict[str, str]) -> None:
+    async def main() -> Any:
+        async with stdio_session(project, {**env, "OPENCODE_SERVE_TOKEN": "s3cret"}) as session:
+            return await session.call_tool("read", {"filePath": "notes.txt"})
+
+    assert "beta needle" in text_of(run(main()))

@@ -22,9 +22,23 @@ def tool_for(wire: WireTool) -> types.Tool:
 def result_for(part: ToolPart, note: str = "") -> types.CallToolResult:
     """What the client gets for a call: the text the model would see (``is_error`` for a failed call and
     for one rerouted to ``invalid``), then each attachment; ``note`` is added to the text."""
-    content: list[types.ContentBlock] = [types.TextContent(type="text", text=part.text + note)]
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=unicode_text(part.text + note))]
     content.extend(attachment_content(attachment) for attachment in part.attachments)
     return types.CallToolResult(content=content, is_error=part.status == "error" or part.tool == "invalid")
+
+
+def unicode_text(text: str) -> str:
+    """``text`` as valid Unicode: a file name that is not UTF-8 (a lone surrogate standing for a byte)
+    is shown with the byte escaped (``bad-\\xff.txt``), as the terminal shows it; any other lone
+    surrogate as its escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def attachment_content(attachment: Attachment) -> types.ContentBlock:

@@ -1,14 +1,18 @@
 """The MCP server host: the tools an agent and model are offered, served to every client that connects.
 
 Each client has a :class:`~opencode_cli.session.Session` of its own (over stdio there is one client;
-over HTTP each MCP session id is one). ``tools/list`` is that session's ``resolve()`` (the per-model
-filter, tools denied wholly left out, ``invalid`` never listed), ``tools/call`` its ``dispatch()``,
-inside a hold of the project's generation, so a reload waits for the calls in flight. After each reload
-that changes anything, every client is sent ``notifications/tools/list_changed``.
+over HTTP each MCP session id is one, and a request without one, from a client of the newest protocol
+revision, is a client of its own whose session ends with the request). ``tools/list`` is that session's
+``resolve()`` (the per-model filter, tools denied wholly left out, ``invalid`` never listed),
+``tools/call`` its ``dispatch()`` as a model step of its own, inside a hold of the project's
+generation, so a reload waits for the calls in flight. An "always" answer allows what it covers in that
+client's session only. After each reload that changes anything, every client is sent
+``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 import time
@@ -20,6 +24,7 @@ import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
+from ...context import AbortSignal
 from ...session import QUESTION_ASKER, ToolCall
 from .asking import declares_elicitation, hint, make_prompt
 from .calls import CURRENT, Call, forward_metadata
@@ -30,6 +35,13 @@ if TYPE_CHECKING:
     from ...permission import Rule
     from ...project import Project
     from ...session import Session
+
+#: Seconds the calls in flight get to end after their abort when the server stops.
+ABORT_BOUND = 0.5
+
+#: Messages (steps, one per call) a client's session holds in memory; a remembered one keeps all in the
+#: store.
+SESSION_WINDOW = 64
 
 #: The key of the one client of a stdio server.
 STDIO_CLIENT = "stdio"
@@ -60,6 +72,8 @@ class Client:
     key: str
     session: Session
     outbound: Any = None
+    once: bool = False
+    """A client of one request (no MCP session): its session ends with the request."""
     seen: float = field(default_factory=time.monotonic)
 
 
@@ -86,6 +100,8 @@ class ServeHost:
         self._log = log or (lambda text: print(f"opencode mcp serve: {text}", file=sys.stderr, flush=True))
         self._prompt = make_prompt(options.yes)
         self.clients: dict[str, Client] = {}
+        self._running: set[AbortSignal] = set()
+        self._idle = asyncio.Event()
         self.server = _Server(
             "opencode",
             version=__version__,
@@ -99,13 +115,20 @@ class ServeHost:
 
     # -- clients -------------------------------------------------------------------------------------
 
-    def _key(self, ctx: Any) -> str:
+    def _key(self, ctx: Any) -> str | None:
+        """The client a request comes from: its MCP session id over HTTP (``None`` for a request that
+        carries none, a single-exchange client of the newest protocol revision), the one stdio client."""
         headers = getattr(ctx.request, "headers", None)
-        session_id = headers.get("mcp-session-id") if headers is not None else None
-        return session_id or STDIO_CLIENT
+        if headers is None:
+            return STDIO_CLIENT
+        return headers.get("mcp-session-id") or None
 
     def _client(self, ctx: Any) -> Client:
+        """The client of a request; a request without an MCP session is a client of its own (its session
+        is closed when the request ends: no state passes from one such request to another)."""
         key = self._key(ctx)
+        if key is None:
+            return Client("", self._new_session("single request", False), ctx.session, once=True)
         client = self.clients.get(key)
         if client is None:
             client = self.clients[key] = Client(
@@ -115,7 +138,8 @@ class ServeHost:
         return client
 
     def _new_session(self, key: str, elicits: bool) -> Session:
-        """A client's session; ``question`` is offered to it only if its user can be asked (elicitation)."""
+        """A client's session; ``question`` is offered to it only if its user can be asked (elicitation).
+        An "always" answer allows what it covers in that client's session only."""
         options: dict[str, Any] = {
             "model": self.model,
             "prompt": self._prompt,
@@ -123,6 +147,8 @@ class ServeHost:
             "rules": list(self.options.rules),
             "title": f"opencode mcp serve ({key})",
             "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
+            "own_approvals": True,
+            "window": SESSION_WINDOW,  # each call is a step: the latest steps are all a call needs
         }
         if self.options.session_id and key == STDIO_CLIENT:
             options.update(id=self.options.session_id, remember=True)
@@ -140,6 +166,18 @@ class ServeHost:
         for key, client in list(self.clients.items()):
             if now - client.seen > older_than:
                 self.forget(key)
+
+    async def abort_calls(self, reason: str = "terminated", bound: float = ABORT_BOUND) -> None:
+        """Abort every call in flight (the server is stopping) and wait, at most ``bound`` seconds, for
+        them to end: each is answered with the interrupted text, the processes its tool started stopped."""
+        import asyncio
+
+        for abort in list(self._running):
+            abort.abort(reason)
+        if self._running:
+            self._idle.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), bound)
 
     def close(self) -> None:
         """Close every client's session."""
@@ -165,25 +203,40 @@ class ServeHost:
         from ...errors import ConfigError
 
         with contextlib.suppress(ConfigError):
-            session.agent = self.project.agent(self.agent)
+            session.use_agent(self.agent)
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tools(self._client(ctx).session))
+        client = self._client(ctx)
+        try:
+            return types.ListToolsResult(tools=self.tools(client.session))
+        finally:
+            if client.once:
+                client.session.close()
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         client = self._client(ctx)
         call = Call(ctx.session, ctx.request_id)
         token = CURRENT.set(call)
+        abort = AbortSignal()
+        self._running.add(abort)
         try:
             with self.project.hold():
                 self._follow_agent(client.session)
                 client.session.resolve()  # the offer of the generation this call runs in
+                client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
                 # a client's cancellation cancels this task: the tool stops (bash kills its process group)
-                part = await client.session.dispatch(ToolCall(params.name, dict(params.arguments or {})))
+                part = await client.session.dispatch(
+                    ToolCall(params.name, dict(params.arguments or {})), abort=abort
+                )
             await call.finish()
         finally:
+            self._running.discard(abort)
+            if not self._running:
+                self._idle.set()
             call.close()
             CURRENT.reset(token)
+            if client.once:
+                client.session.close()
         return result_for(part, hint(call.unanswered) if part.status == "error" else "")
 
     # -- hot reload ----------------------------------------------------------------------------------

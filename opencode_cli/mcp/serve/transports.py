@@ -11,16 +11,56 @@ import contextlib
 import signal
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .host import ServeHost
+from .limits import MAX_REQUEST_BYTES
 
 #: Hosts that are this machine only.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: Addresses that listen on every interface.
+WILDCARDS = ("0.0.0.0", "::", "")
 #: Seconds an HTTP client may stay silent before its session is closed (the SDK's idle timeout too).
 IDLE_TIMEOUT = 30 * 60.0
 #: Seconds open HTTP streams get to finish when the server stops.
 GRACEFUL_SHUTDOWN = 2
+
+
+@dataclass
+class HttpAccess:
+    """Who may reach the HTTP server: the Host names it answers to besides its bound address
+    (``--allow-host``), and the bearer token every request must carry (``--token``), if any."""
+
+    allow_hosts: list[str] = field(default_factory=list)
+    token: str | None = None
+
+
+def needs_token(bind: str) -> bool:
+    """Whether serving on ``bind`` needs a bearer token: any address that is not this machine only."""
+    return bind not in LOOPBACK
+
+
+def security(bind: str, allow_hosts: list[str]) -> Any:
+    """The SDK's Host/Origin checks (DNS rebinding protection), on for every bind: the bound address
+    (and the loopback names for a wildcard bind, which listens there too) and the ``allow_hosts``, each
+    with any port."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = list(LOOPBACK) if bind in LOOPBACK or bind in WILDCARDS else []
+    names += [bind] if bind not in WILDCARDS else []
+    names += allow_hosts
+    hosts = list(dict.fromkeys(f"[{n}]" if ":" in n and not n.startswith("[") else n for n in names))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for name in hosts for form in (name, f"{name}:*")],
+        allowed_origins=[
+            form
+            for name in hosts
+            for scheme in ("http", "https")
+            for form in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+        ],
+    )
 
 
 async def run(
@@ -30,6 +70,7 @@ async def run(
     bind: str = "127.0.0.1",
     port: int = 0,
     announce: Callable[[str], None],
+    access: HttpAccess | None = None,
 ) -> None:
     """Serve until the client goes (stdio) or a signal stops the server (HTTP)."""
     project = host.project
@@ -41,7 +82,7 @@ async def run(
         if transport == "stdio":
             await _stdio(host, announce)
         else:
-            await _http(host, bind, port, announce)
+            await _http(host, bind, port, announce, access or HttpAccess())
     finally:
         await watcher.stop()
         follower.cancel()
@@ -53,27 +94,49 @@ async def run(
 async def _stdio(host: ServeHost, announce: Callable[[str], None]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
+    from .stdio import claimed_stdio
+
+    async with claimed_stdio() as (stdin, stdout), stdio_server(stdin, stdout) as (read, write):  # type: ignore[arg-type]
         announce("serving over stdio")
         await host.server.run(read, write, host.server.create_initialization_options())
 
 
-async def _http(host: ServeHost, bind: str, port: int, announce: Callable[[str], None]) -> None:
+async def _http(
+    host: ServeHost, bind: str, port: int, announce: Callable[[str], None], access: HttpAccess
+) -> None:
     import uvicorn
 
-    app = host.server.streamable_http_app(host=bind, session_idle_timeout=IDLE_TIMEOUT)
+    app = host.server.streamable_http_app(
+        host=bind,
+        session_idle_timeout=IDLE_TIMEOUT,
+        transport_security=security(bind, access.allow_hosts),
+        max_request_body_size=MAX_REQUEST_BYTES,
+    )
     listener = _listen(bind, port)
     config = uvicorn.Config(
-        _Sessions(app, host),
+        _Sessions(app, host, access.token),
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
     )
     server = _Uvicorn(config)
     loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+
+    async def drain() -> None:
+        from sse_starlette.sse import AppStatus  # the SDK's SSE responses: its documented drain switch
+
+        server.stop()  # no new connections; the open ones get GRACEFUL_SHUTDOWN seconds
+        await host.abort_calls()  # calls in flight end now (their processes stopped) and are answered
+        AppStatus.should_exit = True  # open event streams (a client's GET) end instead of holding the exit
+
+    def stop() -> None:
+        if not stopping:
+            stopping.append(asyncio.ensure_future(drain()))
+
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, server.stop)
+            loop.add_signal_handler(signum, stop)
     bound = listener.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     announce(f"serving over streamable HTTP at http://{shown}:{bound[1]}/mcp")
@@ -133,11 +196,15 @@ class _Sessions:
     """ASGI middleware: a client's ``DELETE`` of its MCP session closes our session for it too, and
     sessions idle longer than :data:`IDLE_TIMEOUT` are closed as new requests come."""
 
-    def __init__(self, app: Any, host: ServeHost) -> None:
+    def __init__(self, app: Any, host: ServeHost, token: str | None = None) -> None:
         self.app = app
         self.host = host
+        self.token = token
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and self.token is not None and not self._authorized(scope):
+            await _unauthorized(send)
+            return
         await self.app(scope, receive, send)
         if scope.get("type") != "http":
             return
@@ -147,3 +214,31 @@ class _Sessions:
             session_id = headers.get(b"mcp-session-id")
             if session_id:
                 self.host.forget(session_id.decode("latin-1"))
+
+    def _authorized(self, scope: Any) -> bool:
+        """Whether the request carries ``Authorization: Bearer <token>`` with this server's token."""
+        import hmac
+
+        headers = dict(scope.get("headers") or [])
+        scheme, _, given = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        expected = (self.token or "").encode()
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected)
+
+
+async def _unauthorized(send: Any) -> None:
+    """A 401 with a JSON-RPC error body and the bearer challenge."""
+    from .limits import Problem, error_reply
+
+    body = error_reply(Problem(-32001, "Unauthorized: this server needs a bearer token")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="opencode mcp serve"'),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
