@@ -249,6 +249,8 @@ class Session:
         self.close()
 
     async def __aenter__(self) -> Session:
+        if self.project.generation.mcp_servers:
+            await self.project.mcp.ensure()  # MCP servers connect on first need (a no-op once tried)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -430,6 +432,8 @@ class Session:
         part: ToolCallPart | None,
     ) -> ToolResult:
         plugins = self.project.plugins
+        if self.project.generation.mcp_servers:
+            await self.project.mcp.ensure(tool_id)
         tool = self.project.registry.get(tool_id).tool.load()
         await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=self.id, call_id=call_id, args=args
@@ -529,6 +533,8 @@ class Session:
         from .schema import strict_nulls_to_absent
 
         call_id = call.id or ascending_id("call")
+        if self.project.generation.mcp_servers:
+            await self.project.mcp.ensure(call.name)  # its server connects (again) before the repair
         name, args, rerouted = self._repair(call)
         part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
         offered = self._offered or {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,6 +33,10 @@ class ServerStatus:
     tools: int = 0
     resources: int = 0
     error: str | None = None
+    pid: int | None = None
+    """A connected local server's process id."""
+    notes: list[str] = field(default_factory=list)
+    """One-line reports about the server (a line it printed that is not JSON-RPC, a renamed tool id)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON shape of ``opencode mcp list --json``."""
@@ -44,6 +48,8 @@ class ServerStatus:
             "tools": self.tools,
             "resources": self.resources,
             "error": self.error,
+            "pid": self.pid,
+            "notes": list(self.notes),
         }
 
 
@@ -55,6 +61,7 @@ class McpServers:
         self._sources: dict[str, tuple[ServerConfig, Source]] = {}
         self._resources: Source | None = None
         self._resource_counts: dict[str, int] = {}
+        self._opened = False
 
     @property
     def configured(self) -> dict[str, ServerConfig]:
@@ -131,6 +138,7 @@ class McpServers:
 
     async def open(self, names: Iterable[str] | None = None) -> None:
         """Connect the enabled servers (or ``names``) concurrently; a failure is recorded, not raised."""
+        self._opened = True
         configured = self.configured
         wanted = [
             server
@@ -141,12 +149,45 @@ class McpServers:
             return
         self.sources(configured)  # the sources exist, so their connections report changes to them
         await asyncio.gather(*(self._open_one(server) for server in wanted))
+
+    async def _open_one(self, server: ServerConfig) -> None:
+        """Connect one server and report its tools (or its failure) as soon as it is done: a slow server
+        never holds back the others' tools."""
+        await self._connect_one(server)
         if self._resources is not None:
             self._resources.report_change()
-        for server in wanted:
-            known = self._sources.get(server.name)
-            if known is not None:
-                known[1].report_change()
+        known = self._sources.get(server.name)
+        if known is not None:
+            known[1].report_change()
+
+    async def ensure(self, tool_id: str | None = None) -> None:
+        """Connect on first need: every enabled server (``tool_id`` ``None``: a session opens, and none
+        was opened yet), or the servers ``tool_id`` may come from that are not connected, never tried or lost (their
+        process exited, or they were stopped as hung). Cheap when there is nothing to do."""
+        configured = self.configured
+        if not configured:
+            return
+        if tool_id is None:
+            if self._opened:  # the caller chose what to connect (the CLI connects only what it needs)
+                return
+            names = [name for name, server in configured.items() if server.enabled]
+        elif tool_id in self.project.registry.entries and self.peek_for(tool_id):
+            return
+        else:
+            names = self.servers_for(tool_id)
+        services = self.project.services
+        wanted = [
+            name
+            for name in names
+            if self.peek(name) is None
+            and (configured[name].key not in services or services.peek(configured[name].key) is not None)
+        ]
+        if wanted:
+            await self.open(wanted)
+
+    def peek_for(self, tool_id: str) -> bool:
+        """Whether the servers ``tool_id`` may come from are connected (or it comes from none)."""
+        return all(self.peek(name) is not None for name in self.servers_for(tool_id))
 
     async def follow(self, before: dict[str, ServerConfig], after: dict[str, ServerConfig]) -> list[str]:
         """After a config reload: stop the servers removed or disabled, (re)connect the new and changed
@@ -161,7 +202,7 @@ class McpServers:
             await self.open(changed)
         return changed
 
-    async def _open_one(self, server: ServerConfig) -> None:
+    async def _connect_one(self, server: ServerConfig) -> None:
         try:
             connection = await self.connection(server.name)
         except Exception:
@@ -216,6 +257,8 @@ class McpServers:
                 status.status = "connected"
                 status.tools = len(connection.tools)
                 status.resources = self._resource_counts.get(name, 0)
+                status.pid = connection.pid
+                status.notes = list(connection.notes)
             elif server.enabled and (error := self.error(name)) is not None:
                 status.status, status.error = "failed", error
             found.append(status)
