@@ -9,6 +9,8 @@ from .common import EXIT_TOOL_ERROR, err, fail, friendly_errors, make_project, p
 
 def list_servers(as_json: bool) -> None:
     """Connect every enabled server and print each one's status, tool and resource counts."""
+    from ..mcp.connection import plural
+
     with friendly_errors():
         project = make_project()
         configured = project.generation.mcp_servers
@@ -26,11 +28,17 @@ def list_servers(as_json: bool) -> None:
         return
     width = max(len(status.name) for status in statuses)
     for status in statuses:
-        counts = f"{status.tools} tools, {status.resources} resources" if status.status == "connected" else ""
+        counts = (
+            f"{plural(status.tools, 'tool')}, {plural(status.resources, 'resource')}"
+            if status.status == "connected"
+            else ""
+        )
         print(f"{status.name.ljust(width)}  {status.type:<6}  {status.status:<13}  {counts}".rstrip())
         print(f"{' ' * width}  {status.target}")
         if status.error:
             print(f"{' ' * width}  error: {status.error}")
+        for note in status.notes:
+            print(f"{' ' * width}  note: {note}")
 
 
 def add_server(

@@ -131,7 +131,11 @@ class McpServers:
 
         def factory() -> McpConnection:
             return McpConnection(
-                server, directory, env, on_change=source[1].report_change if source else None
+                server,
+                directory,
+                env,
+                on_change=source[1].report_change if source else None,
+                warn=self.project.warn,
             )
 
         return await services.get(server.key, factory)  # type: ignore[return-value]
@@ -162,8 +166,8 @@ class McpServers:
 
     async def ensure(self, tool_id: str | None = None) -> None:
         """Connect on first need: every enabled server (``tool_id`` ``None``: a session opens, and none
-        was opened yet), or the servers ``tool_id`` may come from that are not connected, never tried or lost (their
-        process exited, or they were stopped as hung). Cheap when there is nothing to do."""
+        was opened yet), or the servers ``tool_id`` may come from that are not connected, never tried or
+        lost (their process exited, or they were stopped as hung). Cheap when there is nothing to do."""
         configured = self.configured
         if not configured:
             return

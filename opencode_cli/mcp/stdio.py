@@ -88,7 +88,8 @@ async def stdio_transport(
     """Start the server and yield the SDK's ``(read, write)`` streams to it.
 
     Leaving closes its stdin and gives it :data:`EXIT_GRACE` to exit, then terminates its process group;
-    a cancelled caller (a start that timed out) skips the grace. ``on_garbage`` is called with the first
+    a cancelled caller (a start that timed out) skips the grace. ``process.exit_seen`` tells whether it
+    ended by itself. ``on_garbage`` is called with the first
     stdout line that is not JSON-RPC; :data:`GARBAGE_LIMIT` of them before any message end the transport.
     """
     import anyio
@@ -170,17 +171,21 @@ async def stdio_transport(
         process.closed.set()
 
     tasks = [asyncio.ensure_future(work()) for work in (read_stdout, read_stderr, write_stdin, watch_exit)]
-    graceful = False
+    cancelled = False
     try:
         yield read, write
-        graceful = True
+    except asyncio.CancelledError:
+        cancelled = True
+        raise
     finally:
         with contextlib.suppress(Exception):
             if child.stdin is not None:
                 child.stdin.close()
-        if graceful and child.returncode is None:
+        if not cancelled and child.returncode is None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(tasks[3]), EXIT_GRACE)
+        if child.returncode is not None:
+            process.exit_seen = True  # it ended by itself (at most, its stdin was closed)
         await asyncio.shield(terminate(child, KILL_GRACE))
         process.returncode = child.returncode
         for task in tasks:

@@ -201,7 +201,10 @@ def test_broken_servers_are_failed_and_the_others_go_on(
     assert statuses["missing"].status == "failed"
     assert statuses["missing"].error == "command not found: no-such-command-for-opencode"
     assert statuses["garbage"].status == "failed"
-    assert statuses["garbage"].error == "printed 'garbage line 1: this is not JSON {' on stdout, which is not JSON-RPC"
+    assert (
+        statuses["garbage"].error
+        == "printed 'garbage line 1: this is not JSON {' on stdout, which is not JSON-RPC"
+    )
     assert statuses["exits"].status == "failed" and statuses["exits"].error
     assert statuses["off"].status == "disabled"
     assert not any(name.startswith(("garbage_", "exits_", "off_")) for name in ids)
