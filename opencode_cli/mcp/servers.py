@@ -62,6 +62,7 @@ class McpServers:
         self._resources: Source | None = None
         self._resource_counts: dict[str, int] = {}
         self._opened = False
+        self._prefixes: tuple[dict[str, ServerConfig], dict[str, tuple[str, str | None]]] | None = None
 
     @property
     def configured(self) -> dict[str, ServerConfig]:
@@ -93,15 +94,30 @@ class McpServers:
         """The servers a tool id may come from: the one whose sanitized name is the id's longest prefix
         (``NAME_tool``), or every enabled server for the resource tools (and for ``execute`` in code mode);
         ``[]`` for any other id."""
-        from .source import sanitize
-
         enabled = [name for name, server in self.configured.items() if server.enabled]
         if tool_id in ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"):
             return enabled
         if tool_id == "execute" and self.project.flags.experimental_code_mode:
             return enabled  # code mode's scripts call the tools of every server
-        matches = [name for name in enabled if tool_id.startswith(sanitize(name) + "_")]
-        return sorted(matches, key=len, reverse=True)[:1]
+        from .naming import HASH_DIGITS, MAX_ID
+
+        head = tool_id[: MAX_ID - HASH_DIGITS - 1] if len(tool_id) == MAX_ID else None  # a shortened id
+
+        def owns(name: str) -> bool:
+            prefix = self.prefix(name)[0] + "_"
+            return tool_id.startswith(prefix) or (head is not None and prefix.startswith(head))
+
+        matches = [name for name in enabled if owns(name)]
+        return sorted(matches, key=lambda name: len(self.prefix(name)[0]), reverse=True)[:1]
+
+    def prefix(self, name: str) -> tuple[str, str | None]:
+        """The prefix of ``name``'s tool ids, and a note when it is not its sanitized name."""
+        from .naming import prefixes, sanitize
+
+        configured = self.configured
+        if self._prefixes is None or self._prefixes[0] is not configured:
+            self._prefixes = (configured, prefixes(configured))
+        return self._prefixes[1].get(name, (sanitize(name), None))
 
     # -- connections ---------------------------------------------------------------------------------
 
@@ -256,6 +272,7 @@ class McpServers:
         for name, server in self.configured.items():
             state = "disabled" if not server.enabled else "not connected"
             status = ServerStatus(name, server.type, state, server.describe())
+            renamed = self.prefix(name)[1]
             connection = self.peek(name)
             if server.enabled and connection is not None:
                 status.status = "connected"
@@ -263,6 +280,8 @@ class McpServers:
                 status.resources = self._resource_counts.get(name, 0)
                 status.pid = connection.pid
                 status.notes = list(connection.notes)
+            if renamed is not None:
+                status.notes.insert(0, renamed)
             elif server.enabled and (error := self.error(name)) is not None:
                 status.status, status.error = "failed", error
             found.append(status)
