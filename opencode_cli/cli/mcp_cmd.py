@@ -42,10 +42,18 @@ def list_servers(as_json: bool) -> None:
 
 
 def add_server(
-    name: str, command: list[str], url: str | None, headers: list[str], timeout: int | None, global_: bool
+    name: str,
+    command: list[str],
+    url: str | None,
+    headers: list[str],
+    timeout: int | None,
+    global_: bool,
+    *,
+    force: bool = False,
 ) -> None:
-    """Write ``[mcp.NAME]`` into the project's (or the global) ``opencode.toml``; other keys are kept."""
-    from ..config import set_key
+    """Write ``[mcp.NAME]`` into the project's (or the global) ``opencode.toml``, keeping the file's
+    comments and layout; a server of that name already there is replaced only with ``--force``."""
+    from ..config import read_toml, set_key
     from ..mcp.config import ServerConfig
     from .config_cmd import write_target
 
@@ -68,10 +76,15 @@ def add_server(
     with friendly_errors():
         project = make_project()
         target = write_target(project, global_)
-        backup = set_key(target, f"mcp.{name}", server.as_dict())
-    print(f"added MCP server {name} to {target}")
-    if backup is not None:
-        err(f"note: {target} had comments; tomli-w drops them, so a copy is kept at {backup}")
+        existing = (read_toml(target) if target.is_file() else {}).get("mcp") or {}
+        if name in existing and not force:
+            fail(f"error: {target} already has an MCP server {name}; give --force to replace it")
+        set_key(target, f"mcp.{name}", server.as_dict())
+    print(
+        f"replaced MCP server {name} in {target}"
+        if name in existing
+        else f"added MCP server {name} to {target}"
+    )
 
 
 #: The HTTP port when --port is not given.
