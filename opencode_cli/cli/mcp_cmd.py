@@ -30,6 +30,7 @@ def list_servers(as_json: bool) -> None:
     for status in statuses:
         counts = (
             f"{plural(status.tools, 'tool')}, {plural(status.resources, 'resource')}"
+            + (f", pid {status.pid}" if status.pid else "")
             if status.status == "connected"
             else ""
         )
