@@ -466,7 +466,10 @@ def _quiet_sdk_logs() -> None:
     and reach the terminal only with ``OPENCODE_DEBUG``."""
     import logging
 
-    sdk = logging.getLogger("mcp")
-    if not os.environ.get("OPENCODE_DEBUG") and not sdk.handlers:
-        sdk.addHandler(logging.NullHandler())
-        sdk.propagate = False
+    if os.environ.get("OPENCODE_DEBUG"):
+        return
+    for name in ("mcp.client", "mcp.shared"):  # the client side; mcp serve's server side is left alone
+        sdk = logging.getLogger(name)
+        if not sdk.handlers:
+            sdk.addHandler(logging.NullHandler())
+            sdk.propagate = False
