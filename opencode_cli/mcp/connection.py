@@ -154,9 +154,9 @@ class McpConnection(Service):
                 raise
         finally:
             self.session = None
-            if ready.done() and self.lost is None and not (self._leave is not None and self._leave.is_set()):
+            if self._ready and self.lost is None and not (self._leave is not None and self._leave.is_set()):
                 self.lost = "the server closed the connection"
-            if ready.done() and self.lost is not None and self.on_change is not None:
+            if self._ready and self.lost is not None and self.on_change is not None:
                 with contextlib.suppress(Exception):
                     self.on_change()  # its tools leave the registry; the status says why
 
