@@ -2,10 +2,13 @@
 
 The SDK's transports and its ``ClientSession`` are context managers whose task groups must be entered
 and left by one task, so a connection runs in a task of its own: :meth:`McpConnection.start` launches it
-and waits until the server is initialized and its tools are listed (within the server's timeout);
-:meth:`McpConnection.stop` tells it to leave and waits. If the server goes away while connected (it
-exits, the stream breaks), the connection marks itself ``lost``: the next call reports it, and the tool
-asks the project for a new connection.
+and waits until the server is initialized and its tools are listed (the timeout is kept inside that task,
+so a server that never answers is stopped at it, to the second); :meth:`McpConnection.stop` tells it to
+leave and waits. A local server runs through :mod:`~opencode_cli.mcp.stdio`, which knows its pid, exit code
+and last stderr lines. If the server goes away while connected (it exits, the stream breaks), the
+connection marks itself ``lost`` at once and reports the change (its tools leave the registry); the next
+call asks the project for a new connection. A request that times out names the server, the timeout and
+its key; the server is then pinged, and one that does not answer is stopped as hung (``lost`` too).
 """
 
 from __future__ import annotations
