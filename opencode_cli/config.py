@@ -406,33 +406,46 @@ def parse_value(text: str) -> Any:
     return document["value"] if list(document) == ["value"] else text
 
 
-def set_key(path: Path, dotted: str, value: Any) -> Path | None:
+def set_key(path: Path, dotted: str, value: Any) -> None:
     """Set a dotted key in a TOML file, creating it and its tables as needed; written atomically.
 
-    tomli-w cannot keep comments: when the file has any, a copy is kept beside it as ``<name>.bak``,
-    and its path is returned (``None`` otherwise).
+    The file is edited in place (tomlkit, imported only here): its comments, order and layout are kept.
     """
-    import tomli_w
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
 
-    data = read_toml(path) if path.is_file() else {}
-    node = data
+    from .files import atomic_write
+
+    try:
+        document = tomlkit.parse(path.read_text()) if path.is_file() else tomlkit.document()
+    except TOMLKitError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    node: Any = document
     parts = dotted.split(".")
-    for part in parts[:-1]:
+    for index, part in enumerate(parts[:-1]):
         child = node.get(part)
-        if child is None:
-            child = node[part] = {}
+        if child is None:  # a table holding only tables is written as [a.b], not [a] then [a.b]
+            holds_tables = index < len(parts) - 2 or isinstance(value, dict)
+            child = node[part] = tomlkit.table(is_super_table=holds_tables)
         elif not isinstance(child, dict):
             raise ConfigError(f"{path}: cannot set '{dotted}': '{part}' is not a table")
         node = child
-    node[parts[-1]] = value
-    text = tomli_w.dumps(data)
-    backup = None
-    if path.is_file() and any(
-        line.lstrip().startswith("#") or " #" in line for line in path.read_text().splitlines()
-    ):
-        backup = path.with_name(path.name + ".bak")
-        backup.write_bytes(path.read_bytes())
-    from .files import atomic_write
+    node[parts[-1]] = _toml_item(value)
+    atomic_write(path, tomlkit.dumps(document))
 
-    atomic_write(path, text)
-    return backup
+
+def _toml_item(value: Any) -> Any:
+    """A value as tomlkit writes it: a table for a dict (whose own dicts are inline tables)."""
+    import tomlkit
+
+    if not isinstance(value, dict):
+        return value
+    table = tomlkit.table()
+    for key, inner in value.items():
+        if isinstance(inner, dict):
+            inline = tomlkit.inline_table()
+            inline.update(inner)
+            table[key] = inline
+        else:
+            table[key] = inner
+    return table

@@ -359,8 +359,8 @@ def _gemini(node: Any) -> Any:
         out["required"] = [name for name in out["required"] if name in out["properties"]]
     if out.get("type") == "array" and not combined:
         items = out.get("items")
-        if items is None:
-            out["items"] = {}
+        if items is None:  # OpenCode sets {} there, which then gets a type as any items without a shape
+            out["items"] = {"type": "string"}
         elif (
             isinstance(items, dict)
             and not (set(items) & _ITEM_SHAPE_KEYS)

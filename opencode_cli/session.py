@@ -331,6 +331,8 @@ class Session:
         self.close()
 
     async def __aenter__(self) -> Session:
+        if self.project.generation.mcp_servers:
+            await self.project.mcp.ensure()  # MCP servers connect on first need (a no-op once tried)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -567,6 +569,8 @@ class Session:
         part: ToolCallPart | None,
     ) -> ToolResult:
         plugins = self.project.plugins
+        if self.project.generation.mcp_servers:
+            await self.project.mcp.ensure(tool_id)
         tool = self.project.registry.get(tool_id).loaded()
         await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=self.id, call_id=call_id, args=args
@@ -713,6 +717,8 @@ class Session:
         from .schema import strict_nulls_to_absent
 
         call_id = call.id or ascending_id("call")
+        if self.project.generation.mcp_servers:
+            await self.project.mcp.ensure(call.name)  # its server connects (again) before the repair
         name, args, rerouted, unavailable = self._repair(call)
         if unavailable is not None:
             return self._unavailable(call, call_id, unavailable)

@@ -478,10 +478,9 @@ def test_parse_value_keeps_non_literals_as_strings(text) -> None:
 def test_set_key_creates_file_and_tables(tmp_path: Path) -> None:
     path = tmp_path / "cfg" / "opencode.toml"
 
-    backup = set_key(path, "tool_output.max_lines", 10)
+    set_key(path, "tool_output.max_lines", 10)
     set_key(path, "agent.review.permission.bash", "deny")
 
-    assert backup is None
     assert tomllib.loads(path.read_text()) == {
         "tool_output": {"max_lines": 10},
         "agent": {"review": {"permission": {"bash": "deny"}}},
@@ -516,24 +515,38 @@ def test_set_key_keeps_the_file_mode_and_leaves_no_temp_files(tmp_path: Path) ->
     assert path.stat().st_ino != inode_before
 
 
-def test_set_key_keeps_a_backup_when_the_file_had_comments(tmp_path: Path) -> None:
+HAND_WRITTEN = """\
+# my project's settings
+model = "a"  # the default
+
+[permission]   # who may do what
+bash = "ask"
+
+# servers
+[mcp.files]
+type = "local"
+command = ["npx", "server-filesystem", "."]  # pinned elsewhere
+"""
+
+
+def test_set_key_keeps_comments_and_layout(tmp_path: Path) -> None:
     path = tmp_path / "opencode.toml"
-    original = '# my notes\nmodel = "a"  # the default\n'
-    path.write_text(original)
+    path.write_text(HAND_WRITTEN)
 
-    backup = set_key(path, "model", "b")
+    set_key(path, "model", "b")
+    set_key(
+        path, "mcp.time", {"type": "local", "command": ["uvx", "mcp-server-time"], "environment": {"A": "1"}}
+    )
 
-    assert backup == tmp_path / "opencode.toml.bak"
-    assert backup.read_text() == original
-    assert tomllib.loads(path.read_text()) == {"model": "b"}
-
-
-def test_set_key_without_comments_keeps_no_backup(tmp_path: Path) -> None:
-    path = tmp_path / "opencode.toml"
-    path.write_text('model = "a"\n')
-
-    assert set_key(path, "model", "b") is None
-    assert not (tmp_path / "opencode.toml.bak").exists()
+    text = path.read_text()
+    assert text.startswith(HAND_WRITTEN.replace('model = "a"', 'model = "b"'))  # every line kept, in place
+    assert tomllib.loads(text)["mcp"]["time"] == {
+        "type": "local",
+        "command": ["uvx", "mcp-server-time"],
+        "environment": {"A": "1"},
+    }
+    assert "[mcp.time]" in text and "\n[mcp]\n" not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opencode.toml"]  # no backup needed
 
 
 def test_set_key_through_a_non_table_is_an_error_and_changes_nothing(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_profile_for(provider, model, profile) -> None:
 
 
 def test_gemini_adds_missing_items_and_keeps_existing_item_type() -> None:
-    assert adapt({"type": "array"}, "gemini") == {"type": "array", "items": {}}
+    assert adapt({"type": "array"}, "gemini") == {"type": "array", "items": {"type": "string"}}
     assert adapt({"type": "array", "items": {"type": "number"}}, "gemini")["items"] == {"type": "number"}
 
 

@@ -410,11 +410,12 @@ def mcp_add(
         int | None, typer.Option("--timeout", help="Milliseconds to start and per request.")
     ] = None,
     global_: Annotated[bool, typer.Option("--global", "-g", help="Write the global config file.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace a server of that name.")] = False,
 ) -> None:
     """Add a server: `opencode mcp add NAME -- COMMAND ARGS…` (local) or `--url URL` (remote)."""
     from .mcp_cmd import add_server
 
-    add_server(name, list(ctx.args), url, header or [], timeout, global_)
+    add_server(name, list(ctx.args), url, header or [], timeout, global_, force=force)
 
 
 @mcp_app.command("serve")

@@ -70,9 +70,7 @@ def set_(key: str, raw: str, global_: bool) -> None:
         problem = check_setting(project, key, value)
         if problem is not None:
             fail(f"error: {problem}; {target} is left as it was")
-        backup = set_key(target, key, value)
-    if backup is not None:
-        err(f"note: {target} had comments, which TOML rewriting drops; the old file is kept as {backup}")
+        set_key(target, key, value)
     print(f"{key} = {json.dumps(value, default=str)}  ({target})")
 
 

@@ -9,6 +9,8 @@ from .common import EXIT_TOOL_ERROR, err, fail, friendly_errors, make_project, p
 
 def list_servers(as_json: bool) -> None:
     """Connect every enabled server and print each one's status, tool and resource counts."""
+    from ..mcp.connection import plural
+
     with friendly_errors():
         project = make_project()
         configured = project.generation.mcp_servers
@@ -26,18 +28,33 @@ def list_servers(as_json: bool) -> None:
         return
     width = max(len(status.name) for status in statuses)
     for status in statuses:
-        counts = f"{status.tools} tools, {status.resources} resources" if status.status == "connected" else ""
+        counts = (
+            f"{plural(status.tools, 'tool')}, {plural(status.resources, 'resource')}"
+            + (f", pid {status.pid}" if status.pid else "")
+            if status.status == "connected"
+            else ""
+        )
         print(f"{status.name.ljust(width)}  {status.type:<6}  {status.status:<13}  {counts}".rstrip())
         print(f"{' ' * width}  {status.target}")
         if status.error:
             print(f"{' ' * width}  error: {status.error}")
+        for note in status.notes:
+            print(f"{' ' * width}  note: {note}")
 
 
 def add_server(
-    name: str, command: list[str], url: str | None, headers: list[str], timeout: int | None, global_: bool
+    name: str,
+    command: list[str],
+    url: str | None,
+    headers: list[str],
+    timeout: int | None,
+    global_: bool,
+    *,
+    force: bool = False,
 ) -> None:
-    """Write ``[mcp.NAME]`` into the project's (or the global) ``opencode.toml``; other keys are kept."""
-    from ..config import set_key
+    """Write ``[mcp.NAME]`` into the project's (or the global) ``opencode.toml``, keeping the file's
+    comments and layout; a server of that name already there is replaced only with ``--force``."""
+    from ..config import read_toml, set_key
     from ..mcp.config import ServerConfig
     from .config_cmd import write_target
 
@@ -60,10 +77,15 @@ def add_server(
     with friendly_errors():
         project = make_project()
         target = write_target(project, global_)
-        backup = set_key(target, f"mcp.{name}", server.as_dict())
-    print(f"added MCP server {name} to {target}")
-    if backup is not None:
-        err(f"note: {target} had comments; tomli-w drops them, so a copy is kept at {backup}")
+        existing = (read_toml(target) if target.is_file() else {}).get("mcp") or {}
+        if name in existing and not force:
+            fail(f"error: {target} already has an MCP server {name}; give --force to replace it")
+        set_key(target, f"mcp.{name}", server.as_dict())
+    print(
+        f"replaced MCP server {name} in {target}"
+        if name in existing
+        else f"added MCP server {name} to {target}"
+    )
 
 
 #: The HTTP port when --port is not given.

@@ -215,11 +215,10 @@ def warn_unasked(project: Any, allow: Sequence[str], deny: Sequence[str]) -> Non
     typo would otherwise leave the rule silently unused); a configured MCP server's ``NAME_`` counts."""
     if not allow and not deny:
         return
-    from ..mcp.source import sanitize
     from ..permission import unasked
 
     tool_ids = list(project.registry.entries)
-    prefixes = [f"{sanitize(name)}_" for name in project.generation.mcp_servers]
+    prefixes = [f"{project.mcp.prefix(name)[0]}_" for name in project.generation.mcp_servers]
     if prefixes:
         from ..mcp.resources import LIST_RESOURCE_TEMPLATES, LIST_RESOURCES, READ_RESOURCE
 

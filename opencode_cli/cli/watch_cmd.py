@@ -36,6 +36,8 @@ async def _follow(watcher: Any, project: Any, as_json: bool) -> None:
             loop.add_signal_handler(signum, watcher.close)
     try:
         with friendly_errors():
+            if project.generation.mcp_servers:
+                await project.open()  # the first report has the servers' tools, as tools list does
             await watcher.start()
         _print_start(watcher, as_json)  # only now: every later save is seen
         async for report in watcher:

@@ -51,6 +51,8 @@ class Binding:
     """The line the catalogue shows: ``tools.weather.current(city: str, days: int = 1) -> str``."""
     description: str
     """The tool's description, then a line per described parameter."""
+    server: str = ""
+    """The MCP server's name (``""`` for the built-ins); the namespace differs from it when renamed."""
 
     @property
     def path(self) -> str:
@@ -87,6 +89,32 @@ def identifier(name: str) -> str:
     if text[0].isdigit() or text[0] == "_":
         text = "t" + text
     return text + "_" if keyword.iskeyword(text) else text
+
+
+def namespace_for(server: str) -> str:
+    """The namespace of ``server``'s tools: its name as an identifier, with ``_`` after it while that
+    names a module the sandbox provides (``time``, ``json``…: a namespace cannot take its place)."""
+    namespace = identifier(server)
+    while sandbox_provides(namespace) or namespace == BUILTIN_NAMESPACE:
+        namespace += "_"
+    return namespace
+
+
+#: The modules the sandbox provides (Monty's own, and those of its type checker): no namespace of
+#: ``tools`` may take one of their names. Listed here so that listing tools never imports the sandbox; a
+#: test compares it with what Monty refuses.
+SANDBOX_MODULES = frozenset(
+    {
+        "asyncio", "base64", "binascii", "bisect", "collections", "copy", "csv", "dataclasses", "datetime",
+        "decimal", "functools", "gc", "hashlib", "itertools", "json", "math", "os", "pathlib", "posixpath",
+        "random", "re", "sys", "time", "tomllib", "typing", "unicodedata",
+    }
+)  # fmt: skip
+
+
+def sandbox_provides(name: str) -> bool:
+    """Whether the sandbox provides a module ``name``."""
+    return name in SANDBOX_MODULES
 
 
 def split_key(tool_id: str, servers: Iterable[str]) -> tuple[str, str]:
@@ -313,6 +341,12 @@ def catalogue(bindings: Iterable[Binding], budget: int = BUDGET) -> str:
     parameter notes, indented; within ``budget`` characters (see :data:`BUDGET`)."""
     bindings = list(bindings)
     head = "Tools available to the script:\n\n"
+    renamed = {b.server: b.namespace for b in bindings if b.server and b.namespace != identifier(b.server)}
+    for server, namespace in sorted(renamed.items()):
+        head += (
+            f'Note: server "{server}" is reached as `tools.{namespace}` '
+            f"(`{identifier(server)}` is a module of the sandbox).\n\n"
+        )
     full = "\n\n".join(_entry(binding, True) for binding in bindings)
     if len(full) <= budget:
         return head + full
@@ -344,18 +378,19 @@ def bindings_of(mcp: Iterable[ToolEntry], builtins: Iterable[ToolEntry] = ()) ->
     servers = {entry.source.name for entry in mcp}
     found = []
     for entry in mcp:
-        server, tool = split_key(entry.id, servers)
         tool_object = entry.loaded()
-        found.append(
-            bind(
-                entry.id,
-                identifier(server),
-                identifier(tool),
-                tool_object.schema(),
-                entry.description,
-                getattr(tool_object, "output_schema", None),
-            )
+        server, tool = getattr(tool_object, "server", None), getattr(tool_object, "remote_name", None)
+        if not (isinstance(server, str) and isinstance(tool, str)):
+            server, tool = split_key(entry.id, servers)
+        binding = bind(
+            entry.id,
+            namespace_for(server),
+            identifier(tool),
+            tool_object.schema(),
+            entry.description,
+            getattr(tool_object, "output_schema", None),
         )
+        found.append(replace(binding, server=server))
     for entry in builtins:
         tool_object = entry.loaded()
         found.append(

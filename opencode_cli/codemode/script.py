@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +120,10 @@ async def run_script(code: str, ctx: ToolContext, limits: Limits | None = None) 
         return ToolResult(CANCELLED, TITLE, calls.metadata(), attachments)
     except (ScriptError, LimitExceeded) as error:
         raise ToolError(_failure(error, getattr(error, "logs", ""))) from None
+    if isinstance(run.value, str) and UNAWAITED.fullmatch(run.value):  # how Monty gives back a coroutine
+        raise ToolError(
+            f"The script returned {run.value}, a tool call never run. {AWAIT_HINT}" + _logs(run.logs)
+        )
     try:
         output = render(run.value)
     except RecursionError:
@@ -210,6 +215,10 @@ def _logs(logs: str) -> str:
 
 
 _ALWAYS = "Fix the script and run it again; the tool calls it already made are not undone."
+#: A script's value that is a tool call it did not await, as the sandbox returns it.
+UNAWAITED = re.compile(r"<coroutine external_future\(\d+\)>")
+#: For a value that is a tool call not awaited.
+AWAIT_HINT = "A tool call returns a coroutine: `await` it (`await tools.<server>.<tool>(...)`)."
 
 
 def hints(error: Exception) -> list[str]:
@@ -227,6 +236,8 @@ def hints(error: Exception) -> list[str]:
         return found
     if not isinstance(error, ScriptError):
         return [_ALWAYS]
+    if "coroutine" in error.message:
+        found.append(AWAIT_HINT)
     if error.kind == "syntax":
         found.append("Scripts are Python; top-level await and return are allowed.")
     elif error.type_name in ("ModuleNotFoundError", "ImportError"):

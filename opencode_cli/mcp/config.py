@@ -50,6 +50,9 @@ class ServerConfig:
     enabled: bool = True
     timeout: int | None = None
     """Milliseconds, from the server's table or ``experimental.mcp_timeout``; ``None``: the defaults."""
+    timeout_key: str = field(default="", compare=False)
+    """The config key that sets :attr:`timeout` (``mcp.NAME.timeout`` unless it came from
+    ``experimental.mcp_timeout``)."""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -66,6 +69,10 @@ class ServerConfig:
     def request_timeout(self) -> float:
         """Seconds one request may take."""
         return (self.timeout or DEFAULT_REQUEST_TIMEOUT_MS) / 1000
+
+    def __post_init__(self) -> None:
+        if not self.timeout_key:
+            object.__setattr__(self, "timeout_key", f"mcp.{self.name}.timeout")
 
     def describe(self) -> str:
         """``command args…`` or the URL, for ``opencode mcp list``."""
@@ -120,6 +127,9 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
         timeout = _timeout(value.get("timeout"), f"{where}.timeout")
         common = {
             "name": str(name),
+            "timeout_key": f"{where}.timeout"
+            if timeout is not None or default_timeout is None
+            else "experimental.mcp_timeout",
             "enabled": enabled,
             "timeout": timeout if timeout is not None else default_timeout,
         }

@@ -2,10 +2,13 @@
 
 The SDK's transports and its ``ClientSession`` are context managers whose task groups must be entered
 and left by one task, so a connection runs in a task of its own: :meth:`McpConnection.start` launches it
-and waits until the server is initialized and its tools are listed (within the server's timeout);
-:meth:`McpConnection.stop` tells it to leave and waits. If the server goes away while connected (it
-exits, the stream breaks), the connection marks itself ``lost``: the next call reports it, and the tool
-asks the project for a new connection.
+and waits until the server is initialized and its tools are listed (the timeout is kept inside that task,
+so a server that never answers is stopped at it, to the second); :meth:`McpConnection.stop` tells it to
+leave and waits. A local server runs through :mod:`~opencode_cli.mcp.stdio`, which knows its pid, exit code
+and last stderr lines. If the server goes away while connected (it exits, the stream breaks), the
+connection marks itself ``lost`` at once and reports the change (its tools leave the registry); the next
+call asks the project for a new connection. A request that times out names the server, the timeout and
+its key; the server is then pinged, and one that does not answer is stopped as hung (``lost`` too).
 """
 
 from __future__ import annotations
@@ -14,22 +17,30 @@ import asyncio
 import contextlib
 import os
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..services import Service
+from .stdio import quote
 
 if TYPE_CHECKING:
     from .config import ServerConfig
+    from .stdio import ServerProcess
 
 
 #: The JSON-RPC error code the SDK gives a request whose connection closed (``mcp.types.CONNECTION_CLOSED``).
 CONNECTION_CLOSED = -32000
+#: Seconds a server gets to answer a ping after a request timed out, before it is taken as hung.
+PING_TIMEOUT = 2.0
+#: Seconds a connection gets to leave (its server to stop) when asked to.
+STOP_TIMEOUT = 5.0
 
 
 class McpConnection(Service):
     """A connected MCP server: its capabilities, its tools, and calls to it."""
+
+    #: Stopped alongside the other connections when the project closes (none depends on another).
+    independent = True
 
     def __init__(
         self,
@@ -37,25 +48,42 @@ class McpConnection(Service):
         directory: str,
         env: Mapping[str, str],
         on_change: Callable[[], None] | None = None,
+        warn: Callable[[str], None] | None = None,
     ):
         self.server = server
         self.name = server.name
         self.directory = directory
         self.env = dict(env)
         self.on_change = on_change
+        self.warn = warn
         self.session: Any = None
         self.capabilities: Any = None
         self.tools: list[Any] = []
         self.transport = ""
         self.lost: str | None = None
+        self.process: ServerProcess | None = None
+        """A local server's process (pid, exit code, last stderr lines); ``None`` for a remote one."""
+        self.notes: list[str] = []
+        """One-line reports about the server (a line it printed that is not JSON-RPC)."""
         self._leave: asyncio.Event | None = None
+        self._kill = False
+        self._ready = False
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """A local server's process id while it runs."""
+        process = self.process
+        return process.pid if process is not None and process.pid and process.returncode is None else None
+
     def detail(self) -> str | None:
-        """``stdio``/``streamable-http``/``sse`` and the tool count, or why the connection was lost."""
+        """``stdio, pid N, K tools`` (or the remote transport), or why the connection was lost."""
         if self.lost:
             return f"lost: {self.lost}"
-        return f"{self.transport}, {len(self.tools)} tools" if self.session is not None else None
+        if self.session is None:
+            return None
+        pid = f", pid {self.pid}" if self.pid else ""
+        return f"{self.transport}{pid}, {plural(len(self.tools), 'tool')}"
 
     @property
     def has_resources(self) -> bool:
@@ -63,57 +91,121 @@ class McpConnection(Service):
         return self.session is not None and getattr(self.capabilities, "resources", None) is not None
 
     # -- lifecycle ---------------------------------------------------------------------------------
+    #
+    # One task per connection (:meth:`_serve`) enters the transport and the SDK's session, and leaves
+    # them: their anyio task groups and cancel scopes never cross tasks. Its start is bounded inside
+    # it, so a start that times out unwinds in the task that entered everything.
 
     async def start(self) -> None:
-        """Connect, initialize and list the tools, within the server's timeout."""
+        """Connect, initialize and list the tools, within the server's timeout; a failure says why
+        (no answer in time, the exit code and last stderr lines, a line that is not JSON-RPC)."""
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         self._leave = asyncio.Event()
-        self._task = asyncio.create_task(self._run(ready), name=f"mcp {self.name}")
+        self._task = asyncio.create_task(self._serve(ready), name=f"mcp {self.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(ready), self.server.connect_timeout)
-        except TimeoutError:
-            await self.stop()
-            raise TimeoutError(f"no answer within {self.server.connect_timeout:g} s") from None
+            await asyncio.shield(ready)
         except BaseException:
             await self.stop()
             raise
 
     async def stop(self) -> None:
-        """Leave the session and close the transport (the server process is stopped with it)."""
+        """Leave the session and close the transport (a local server is stopped with its process group)."""
         task, self._task = self._task, None
         if task is None:
             return
         if self._leave is not None:
             self._leave.set()
         try:
-            await asyncio.wait_for(asyncio.shield(task), 5)
+            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
         except (TimeoutError, Exception):
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
         self.session = None
 
-    async def _run(self, ready: asyncio.Future[None]) -> None:
+    async def _serve(self, ready: asyncio.Future[None]) -> None:
+        timed_out = False
         try:
             async with contextlib.AsyncExitStack() as stack:
-                await self._connect(stack)
-                self.tools = await self._list_tools()
+                try:
+                    async with asyncio.timeout(self.server.connect_timeout):
+                        await self._connect(stack)
+                        self.tools = await self._list_tools()
+                except TimeoutError:
+                    timed_out = True
+                    raise
+                self._ready = True
                 ready.set_result(None)
-                assert self._leave is not None
-                await self._leave.wait()
+                for note in self.notes:
+                    self._warn(note)
+                await self._until_closed()
+                if self._kill or not (self._leave is not None and self._leave.is_set()):
+                    raise _Closed  # not a graceful leave: the process group is stopped at once
         except BaseException as error:
             if not ready.done():
-                ready.set_exception(error if isinstance(error, Exception) else RuntimeError("cancelled"))
-                ready.exception()  # retrieved: start() may have stopped waiting (a timeout)
-            elif not (self._leave is not None and self._leave.is_set()):
-                self.lost = _describe(error)
+                reason = self._start_failure(error, timed_out)
+                if reason:
+                    failure: BaseException = StartError(reason)
+                else:
+                    failure = error if isinstance(error, Exception) else RuntimeError("cancelled")
+                ready.set_exception(failure)
+                ready.exception()  # retrieved: start() may have stopped waiting (it was cancelled)
+            elif not (self._leave is not None and self._leave.is_set()) or self._kill:
+                self.lost = self.lost or self._lost_reason(error)
             if isinstance(error, asyncio.CancelledError):
                 raise
         finally:
-            if ready.done() and self._leave is not None and not self._leave.is_set() and self.lost is None:
-                self.lost = "the server closed the connection"
             self.session = None
+            if self._ready and self.lost is None and not (self._leave is not None and self._leave.is_set()):
+                self.lost = "the server closed the connection"
+            if self._ready and self.lost is not None and self.on_change is not None:
+                with contextlib.suppress(Exception):
+                    self.on_change()  # its tools leave the registry; the status says why
+
+    async def _until_closed(self) -> None:
+        """Wait until asked to leave, or until the server's process ends (a local server)."""
+        assert self._leave is not None
+        waits = [asyncio.ensure_future(self._leave.wait())]
+        if self.process is not None:
+            waits.append(asyncio.ensure_future(self.process.closed.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    def _start_failure(self, error: BaseException, timed_out: bool) -> str:
+        """Why the start failed, from what is known of the process once it is stopped."""
+        process = self.process
+        if timed_out:
+            reason = f"no answer within {self.server.connect_timeout:g} s"
+            if process is not None and process.garbage is not None:
+                reason += f" (it {process.speaks_garbage()})"
+            return reason + (process.stderr_tail() if process is not None else "")
+        if process is not None and process.garbage is not None and not process.spoke:
+            return process.speaks_garbage()
+        if process is not None and process.exit_seen:
+            return process.exited()
+        return ""
+
+    def _lost_reason(self, error: BaseException) -> str:
+        process = self.process
+        if process is not None and process.exit_seen:
+            return process.exited()
+        if isinstance(error, _Closed):
+            return "the server closed the connection"
+        return _describe(error)
+
+    def _warn(self, message: str) -> None:
+        if self.warn is not None:
+            self.warn(message)
+
+    def _on_garbage(self, line: str) -> None:
+        note = f'MCP server "{self.name}" printed a line that is not JSON-RPC on stdout: {quote(line)}'
+        self.notes.append(note)
+        if self._ready:
+            self._warn(note)
 
     async def _connect(self, stack: contextlib.AsyncExitStack) -> None:
         """Open the transport and initialize a session on it: stdio for a local server; for a remote one
@@ -132,10 +224,12 @@ class McpConnection(Service):
             try:
                 read, write = await open_transport(attempt)
                 await self._initialize(attempt, read, write)
-            except Exception as error:
-                failure = failure or error
+            except BaseException as error:
                 with contextlib.suppress(BaseException):
                     await attempt.aclose()
+                if not isinstance(error, Exception):
+                    raise
+                failure = failure or error
                 continue
             self.transport = name
             stack.push_async_exit(attempt)
@@ -149,6 +243,7 @@ class McpConnection(Service):
 
         from .. import __version__
 
+        _quiet_sdk_logs()
         session = await stack.enter_async_context(
             ClientSession(
                 read,
@@ -162,24 +257,25 @@ class McpConnection(Service):
         self.session = session
 
     async def _stdio(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
-        """A local server, started through the launcher so that it dies with us."""
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        from ..services.launch import launcher
+        """A local server, in a process group of its own that dies with us."""
+        from .stdio import ServerProcess, stdio_transport
 
         server = self.server
-        command, *args = server.command
+        command = server.command[0]
         env = {**self.env, **dict(server.environment)}  # as OpenCode: our environment, then the table's
         if shutil.which(command, path=env.get("PATH")) is None:
             raise FileNotFoundError(f"command not found: {command}")
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=[*launcher(), command, *args],
-            env=env,
-            cwd=self.directory,
-            encoding_error_handler="replace",
+        self.process = ServerProcess()
+        return await stack.enter_async_context(
+            stdio_transport(
+                server.command,
+                env=env,
+                cwd=self.directory,
+                process=self.process,
+                on_garbage=self._on_garbage,
+                echo_stderr=bool(os.environ.get("OPENCODE_DEBUG")),
+            )
         )
-        return await stack.enter_async_context(stdio_client(params, errlog=_stderr_sink()))
 
     async def _streamable_http(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         from mcp.client.streamable_http import streamable_http_client
@@ -234,12 +330,17 @@ class McpConnection(Service):
         """Call a tool, bounded by the server's request timeout; a server that goes away during the call
         ends it at once with an error saying so (the next call connects again)."""
         session = self._live()
+        timeout = self.server.request_timeout
         return await self._unless_lost(
-            session.call_tool(name, arguments, read_timeout_seconds=self.server.request_timeout)
+            session.call_tool(name, arguments, read_timeout_seconds=timeout), "tools/call"
         )
 
-    async def _unless_lost(self, request: Any) -> Any:
-        """Await ``request``, or fail as soon as the connection is lost."""
+    async def _unless_lost(self, request: Any, method: str) -> Any:
+        """Await ``request``, or fail as soon as the connection is lost. A request that times out names
+        the server, the timeout and its key, and the server is pinged: one that does not answer that
+        either is stopped (its process group too), and the next request starts it afresh."""
+        from mcp.types import REQUEST_TIMEOUT
+
         from ..errors import ToolError
 
         call = asyncio.ensure_future(request)
@@ -261,11 +362,49 @@ class McpConnection(Service):
         try:
             return call.result()
         except Exception as error:
-            if getattr(error, "code", None) == CONNECTION_CLOSED:  # the server went away under the request
+            code = getattr(error, "code", None)
+            if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
+                await self._check_alive()
+                raise ToolError(self.timed_out(method)) from None
+            if code == CONNECTION_CLOSED:  # the server went away under the request
+                await self._settle()
                 self.lost = self.lost or "the server closed the connection"
             if self.lost:
                 raise ToolError(f'MCP server "{self.name}" went away during the call ({self.lost})') from None
             raise ToolError(_request_error(error)) from None
+
+    def timed_out(self, method: str) -> str:
+        """``MCP server "NAME" did not answer METHOD within N s (KEY)``."""
+        within = f"{self.server.request_timeout:g} s ({self.server.timeout_key})"
+        return f'MCP server "{self.name}" did not answer {method} within {within}'
+
+    async def _check_alive(self) -> None:
+        """After a request timed out: ping the server within :data:`PING_TIMEOUT`; if it does not answer,
+        mark it failed and stop it (the serving task leaves at once, stopping its process group)."""
+        session = self.session
+        if session is None or self.lost:
+            return
+        try:
+            async with asyncio.timeout(min(PING_TIMEOUT, self.server.request_timeout)):
+                await session.send_ping()
+            return
+        except Exception:
+            pass
+        self.lost = (
+            f"did not answer within {self.server.request_timeout:g} s, nor a ping after that; it was stopped"
+        )
+        self._kill = True
+        if self._leave is not None:
+            self._leave.set()
+        await self._settle()
+
+    async def _settle(self) -> None:
+        """Wait (bounded) for the serving task to finish after the connection ended, so that the reason
+        (an exit code) is known."""
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=STOP_TIMEOUT)
 
     async def list_resources(self) -> list[Any]:
         """Every resource of the server (all pages)."""
@@ -276,8 +415,11 @@ class McpConnection(Service):
         return await self._pages("list_resource_templates", "resource_templates")
 
     async def read_resource(self, uri: str) -> Any:
-        """Read one resource."""
-        return await self._unless_lost(self._live().read_resource(uri))
+        """Read one resource, bounded by the server's request timeout."""
+        session = self._live()
+        return await self._unless_lost(
+            asyncio.wait_for(session.read_resource(uri), self.server.request_timeout), "resources/read"
+        )
 
     async def _pages(self, method: str, field: str) -> list[Any]:
         from mcp.types import PaginatedRequestParams
@@ -309,15 +451,28 @@ def _describe(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-_devnull: Any = None
+class StartError(Exception):
+    """A server that could not start, with the reason (no answer in time, its exit code, its garbage)."""
 
 
-def _stderr_sink() -> Any:
-    """Where a local server's stderr goes: ours with ``OPENCODE_DEBUG``, else nowhere (OpenCode keeps it in
-    its log; a command's output is no place for a server's chatter)."""
-    global _devnull
+class _Closed(Exception):
+    """The connection ended without being asked to (the server exited, or it was stopped as hung)."""
+
+
+def plural(count: int, word: str) -> str:
+    """``1 tool``, ``2 tools``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _quiet_sdk_logs() -> None:
+    """The SDK logs tracebacks for a misbehaving server; those are reported as one line each instead,
+    and reach the terminal only with ``OPENCODE_DEBUG``."""
+    import logging
+
     if os.environ.get("OPENCODE_DEBUG"):
-        return sys.stderr
-    if _devnull is None:
-        _devnull = open(os.devnull, "w")  # noqa: SIM115 - one for the process, shared by every server
-    return _devnull
+        return
+    for name in ("mcp.client", "mcp.shared"):  # the client side; mcp serve's server side is left alone
+        sdk = logging.getLogger(name)
+        if not sdk.handlers:
+            sdk.addHandler(logging.NullHandler())
+            sdk.propagate = False

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..contract import Attachment, Tool, ToolResult, ToolSource
 from ..errors import ToolError
 from .content import is_record, js_stringify, resource_pieces, to_json, wire_field
+from .uris import normalize_uri
 
 if TYPE_CHECKING:
     from ..context import ToolContext
@@ -277,16 +278,23 @@ class ReadResourceTool(_ResourceTool):
         super().__init__(servers, source)
 
     async def execute(self, params: Any, ctx: ToolContext) -> ToolResult:
-        """Read ``uri`` from ``server`` after asking ``read`` on ``mcp:<server>:<uri>``."""
+        """Read ``uri`` from ``server`` after asking ``read`` on ``mcp:<server>:<uri>``, the URI normalised
+        (:func:`~opencode_cli.mcp.uris.normalize_uri`): the normalised URI is what is asked about and read.
+        One whose ``..`` climbs above its root is asked about as written, and also as ``../<uri>``, so
+        that a rule allowing a prefix of it never allows it silently."""
         server = required_string(params, "server")
         uri = required_string(params, "uri")
         if not self.servers.connected(server):
             raise ToolError(f'MCP server "{server}" is not connected')
         if server not in self.servers.resource_servers():
             raise ToolError(f'MCP server "{server}" does not support resources')
+        uri, climbs = normalize_uri(uri)
+        patterns = [f"mcp:{server}:{uri}"]
+        if climbs:  # asked as written, and as climbing out: no rule for a prefix of it allows it
+            patterns.append(f"mcp:{server}:{CLIMBS}{uri}")
         await ctx.ask(
             "read",
-            [f"mcp:{server}:{uri}"],
+            patterns,
             always=[f"mcp:{server}:*"],
             metadata={"server": server, "uri": uri},
         )
@@ -311,6 +319,10 @@ class ReadResourceTool(_ResourceTool):
             metadata={"server": server, "uri": uri, "contents": len(items), "attachments": len(attachments)},
             attachments=attachments,
         )
+
+
+#: What a climbing URI is prefixed with in its second pattern.
+CLIMBS = "../"
 
 
 def resource_tools(servers: ResourceServers, *, source: ToolSource | None = None) -> list[Tool]:

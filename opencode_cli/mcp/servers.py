@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,6 +33,10 @@ class ServerStatus:
     tools: int = 0
     resources: int = 0
     error: str | None = None
+    pid: int | None = None
+    """A connected local server's process id."""
+    notes: list[str] = field(default_factory=list)
+    """One-line reports about the server (a line it printed that is not JSON-RPC, a renamed tool id)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON shape of ``opencode mcp list --json``."""
@@ -44,6 +48,8 @@ class ServerStatus:
             "tools": self.tools,
             "resources": self.resources,
             "error": self.error,
+            "pid": self.pid,
+            "notes": list(self.notes),
         }
 
 
@@ -55,6 +61,8 @@ class McpServers:
         self._sources: dict[str, tuple[ServerConfig, Source]] = {}
         self._resources: Source | None = None
         self._resource_counts: dict[str, int] = {}
+        self._opened = False
+        self._prefixes: tuple[dict[str, ServerConfig], dict[str, tuple[str, str | None]]] | None = None
 
     @property
     def configured(self) -> dict[str, ServerConfig]:
@@ -86,15 +94,30 @@ class McpServers:
         """The servers a tool id may come from: the one whose sanitized name is the id's longest prefix
         (``NAME_tool``), or every enabled server for the resource tools (and for ``execute`` in code mode);
         ``[]`` for any other id."""
-        from .source import sanitize
-
         enabled = [name for name, server in self.configured.items() if server.enabled]
         if tool_id in ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"):
             return enabled
         if tool_id == "execute" and self.project.flags.experimental_code_mode:
             return enabled  # code mode's scripts call the tools of every server
-        matches = [name for name in enabled if tool_id.startswith(sanitize(name) + "_")]
-        return sorted(matches, key=len, reverse=True)[:1]
+        from .naming import HASH_DIGITS, MAX_ID
+
+        head = tool_id[: MAX_ID - HASH_DIGITS - 1] if len(tool_id) == MAX_ID else None  # a shortened id
+
+        def owns(name: str) -> bool:
+            prefix = self.prefix(name)[0] + "_"
+            return tool_id.startswith(prefix) or (head is not None and prefix.startswith(head))
+
+        matches = [name for name in enabled if owns(name)]
+        return sorted(matches, key=lambda name: len(self.prefix(name)[0]), reverse=True)[:1]
+
+    def prefix(self, name: str) -> tuple[str, str | None]:
+        """The prefix of ``name``'s tool ids, and a note when it is not its sanitized name."""
+        from .naming import prefixes, sanitize
+
+        configured = self.configured
+        if self._prefixes is None or self._prefixes[0] is not configured:
+            self._prefixes = (configured, prefixes(configured))
+        return self._prefixes[1].get(name, (sanitize(name), None))
 
     # -- connections ---------------------------------------------------------------------------------
 
@@ -123,13 +146,18 @@ class McpServers:
 
         def factory() -> McpConnection:
             return McpConnection(
-                server, directory, env, on_change=source[1].report_change if source else None
+                server,
+                directory,
+                env,
+                on_change=source[1].report_change if source else None,
+                warn=self.project.warn,
             )
 
         return await services.get(server.key, factory)  # type: ignore[return-value]
 
     async def open(self, names: Iterable[str] | None = None) -> None:
         """Connect the enabled servers (or ``names``) concurrently; a failure is recorded, not raised."""
+        self._opened = True
         configured = self.configured
         wanted = [
             server
@@ -140,12 +168,45 @@ class McpServers:
             return
         self.sources(configured)  # the sources exist, so their connections report changes to them
         await asyncio.gather(*(self._open_one(server) for server in wanted))
+
+    async def _open_one(self, server: ServerConfig) -> None:
+        """Connect one server and report its tools (or its failure) as soon as it is done: a slow server
+        never holds back the others' tools."""
+        await self._connect_one(server)
         if self._resources is not None:
             self._resources.report_change()
-        for server in wanted:
-            known = self._sources.get(server.name)
-            if known is not None:
-                known[1].report_change()
+        known = self._sources.get(server.name)
+        if known is not None:
+            known[1].report_change()
+
+    async def ensure(self, tool_id: str | None = None) -> None:
+        """Connect on first need: every enabled server (``tool_id`` ``None``: a session opens, and none
+        was opened yet), or the servers ``tool_id`` may come from that are not connected, never tried or
+        lost (their process exited, or they were stopped as hung). Cheap when there is nothing to do."""
+        configured = self.configured
+        if not configured:
+            return
+        if tool_id is None:
+            if self._opened:  # the caller chose what to connect (the CLI connects only what it needs)
+                return
+            names = [name for name, server in configured.items() if server.enabled]
+        elif tool_id in self.project.registry.entries and self.peek_for(tool_id):
+            return
+        else:
+            names = self.servers_for(tool_id)
+        services = self.project.services
+        wanted = [
+            name
+            for name in names
+            if self.peek(name) is None
+            and (configured[name].key not in services or services.peek(configured[name].key) is not None)
+        ]
+        if wanted:
+            await self.open(wanted)
+
+    def peek_for(self, tool_id: str) -> bool:
+        """Whether the servers ``tool_id`` may come from are connected (or it comes from none)."""
+        return all(self.peek(name) is not None for name in self.servers_for(tool_id))
 
     async def follow(self, before: dict[str, ServerConfig], after: dict[str, ServerConfig]) -> list[str]:
         """After a config reload: stop the servers removed or disabled, (re)connect the new and changed
@@ -160,7 +221,7 @@ class McpServers:
             await self.open(changed)
         return changed
 
-    async def _open_one(self, server: ServerConfig) -> None:
+    async def _connect_one(self, server: ServerConfig) -> None:
         try:
             connection = await self.connection(server.name)
         except Exception:
@@ -211,11 +272,16 @@ class McpServers:
         for name, server in self.configured.items():
             state = "disabled" if not server.enabled else "not connected"
             status = ServerStatus(name, server.type, state, server.describe())
+            renamed = self.prefix(name)[1]
             connection = self.peek(name)
             if server.enabled and connection is not None:
                 status.status = "connected"
                 status.tools = len(connection.tools)
                 status.resources = self._resource_counts.get(name, 0)
+                status.pid = connection.pid
+                status.notes = list(connection.notes)
+            if renamed is not None:
+                status.notes.insert(0, renamed)
             elif server.enabled and (error := self.error(name)) is not None:
                 status.status, status.error = "failed", error
             found.append(status)

@@ -1,7 +1,8 @@
 """MCP servers as sources of the registry: each server's tools, and the three resource tools.
 
 An MCP tool's id is ``sanitize(server) + "_" + sanitize(tool)`` (every character outside
-``[a-zA-Z0-9_-]`` becomes ``_``), its permission is that id with the pattern ``*``, its schema is the
+``[a-zA-Z0-9_-]`` becomes ``_``; at most 64 characters: see :mod:`~opencode_cli.mcp.naming`), its
+permission is that id with the pattern ``*``, its schema is the
 server's input schema made an object with ``additionalProperties: false`` (no §7.1 normalisation; the
 provider profile still applies), and its arguments go to the server as given: the server validates them
 (core spec §6.1). The resource tools are offered while a connected server has the ``resources``
@@ -10,23 +11,20 @@ capability.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..contract import Tool, ToolResult, ToolSource
 from ..sources import Contribution, Source
+from .naming import sanitize, tool_id
+
+__all__ = ["McpSource", "McpTool", "ResourceSource", "connection_tools", "sanitize", "tool_schema"]
 
 if TYPE_CHECKING:
     from ..context import ToolContext
     from .config import ServerConfig
     from .connection import McpConnection
     from .servers import McpServers
-
-
-def sanitize(name: str) -> str:
-    """A server or tool name as it may stand in a tool id."""
-    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
 
 
 def tool_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -94,11 +92,16 @@ class McpSource(Source):
             else:
                 record.status, record.error = "blocked", "not connected"
             return contribution
-        prefix = sanitize(self.server.name)
+        prefix, note = self._servers.prefix(self.server.name)
+        if note is not None:
+            warn(note)
         for definition in connection.tools:
-            tool_id = f"{prefix}_{sanitize(definition.name)}"
-            contribution.tools.append((McpTool(tool_id, definition, self.server.name, self._servers), None))
-            record.tools.append(tool_id)
+            full = f"{prefix}_{sanitize(definition.name)}"
+            short = tool_id(prefix, definition.name)
+            if short != full:
+                warn(f'MCP tool id "{full}" has more than 64 characters; it is sent as "{short}"')
+            contribution.tools.append((McpTool(short, definition, self.server.name, self._servers), None))
+            record.tools.append(short)
         return contribution
 
 
@@ -126,4 +129,4 @@ class ResourceSource(Source):
 def connection_tools(connection: McpConnection) -> list[str]:
     """The ids a connection's tools get."""
     prefix = sanitize(connection.name)
-    return [f"{prefix}_{sanitize(tool.name)}" for tool in connection.tools]
+    return [tool_id(prefix, tool.name) for tool in connection.tools]

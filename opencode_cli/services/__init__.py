@@ -7,7 +7,8 @@ Lifecycle (the model is Starlette's lifespan, or one :class:`contextlib.AsyncExi
 * A service whose start raised is ``failed``: every waiter gets :class:`ServiceError` (a
   :class:`~opencode_cli.errors.ToolError`, so a tool needing it reports the text to the model), its
   ``stop()`` is still called to release what the start got, and the next ``get`` tries again.
-* :meth:`Services.aclose` stops the services in reverse start order, each stop bounded by ``stop_timeout``;
+* :meth:`Services.aclose` stops the services in reverse start order (those marked ``independent``, such as
+  MCP connections, first and all at once), each stop bounded by ``stop_timeout``;
   a stop that raises or hangs is reported through ``warn`` and the others are stopped anyway.
 
 The loop rule: all services of one :class:`Services` live on one event loop, the loop of the first ``get``.

@@ -24,6 +24,9 @@ class Service:
     #: True when ``stop()`` works on any loop (not only the one ``start()`` ran on): :meth:`Services.close`
     #: may then call it on a fresh loop when the services' own loop is gone.
     stop_on_any_loop: ClassVar[bool] = False
+    #: True when no other service depends on this one (an MCP connection): :meth:`Services.aclose` stops
+    #: such services all at once, each within its bound, before the others in reverse start order.
+    independent: ClassVar[bool] = False
 
     async def start(self) -> None:
         """Acquire the resource (connect, spawn, ...)."""

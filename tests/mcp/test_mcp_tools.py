@@ -149,7 +149,7 @@ def test_hooks_wrap_an_mcp_call(make_project: ProjectFactory, demo: Path) -> Non
 def test_a_timeout_a_crash_and_reconnecting(
     make_project: ProjectFactory, project_dir: Path, demo_server_command: list[str]
 ) -> None:
-    configure(project_dir, demo=local(demo_server_command, timeout=3000))
+    configure(project_dir, demo=local(demo_server_command, timeout=8000))
     project = make_project()
 
     async def main() -> None:
@@ -158,8 +158,8 @@ def test_a_timeout_a_crash_and_reconnecting(
             async with project.session(prompt=allow) as session:
                 with pytest.raises(ToolError) as timed_out:
                     await session.execute("demo_slow", {"seconds": 30})
-                assert (
-                    "timed out" in str(timed_out.value).lower() or "timeout" in str(timed_out.value).lower()
+                assert str(timed_out.value) == (
+                    'MCP server "demo" did not answer tools/call within 8 s (mcp.demo.timeout)'
                 )
                 first = project.mcp.peek("demo")
                 assert first is not None
@@ -200,7 +200,11 @@ def test_broken_servers_are_failed_and_the_others_go_on(
     assert statuses["demo"].status == "connected" and "demo_echo" in ids and "read" in ids
     assert statuses["missing"].status == "failed"
     assert statuses["missing"].error == "command not found: no-such-command-for-opencode"
-    assert statuses["garbage"].status == "failed" and "2 s" in (statuses["garbage"].error or "")
+    assert statuses["garbage"].status == "failed"
+    assert (
+        statuses["garbage"].error
+        == "printed 'garbage line 1: this is not JSON {' on stdout, which is not JSON-RPC"
+    )
     assert statuses["exits"].status == "failed" and statuses["exits"].error
     assert statuses["off"].status == "disabled"
     assert not any(name.startswith(("garbage_", "exits_", "off_")) for name in ids)

@@ -29,6 +29,7 @@ DEMO_TOOLS = {
     "structured",
     "slow",
     "die",
+    "leave",
     "many_lines",
     "add_tool",
 }

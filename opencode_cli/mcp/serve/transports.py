@@ -74,16 +74,21 @@ async def run(
 ) -> None:
     """Serve until the client goes (stdio) or a signal stops the server (HTTP)."""
     project = host.project
-    await project.open()  # the project's own MCP servers: their tools are served too
     watcher = project.watch(model=host.model, agent=host.agent)
     await watcher.start()
     follower = asyncio.ensure_future(host.follow(watcher))
+    # the project's own MCP servers connect meanwhile: their tools join as each one is ready, and the
+    # client is answered at once (a slow server delays nothing)
+    opening = asyncio.ensure_future(project.open())
     try:
         if transport == "stdio":
             await _stdio(host, announce)
         else:
             await _http(host, bind, port, announce, access or HttpAccess())
     finally:
+        opening.cancel()
+        with contextlib.suppress(BaseException):
+            await opening
         await watcher.stop()
         follower.cancel()
         with contextlib.suppress(BaseException):

@@ -6,7 +6,8 @@ Run ``python demo_server.py stdio`` or ``python demo_server.py http PORT``: stre
 
 Tools: ``echo``, ``nested`` (a pydantic model: ``$defs``/``$ref`` and an ``enum`` in its schema), ``image``,
 ``embedded``, ``fail``, ``fail_silently``, ``structured`` (no content, only structured content), ``slow``,
-``die`` (the process exits during the call), ``many_lines`` and ``add_tool`` (registers a tool, then sends
+``die`` (the process exits during the call), ``leave`` (it exits after answering),
+``many_lines`` and ``add_tool`` (registers a tool, then sends
 ``notifications/tools/list_changed``). Resources: ``demo://readme``, ``demo://logo.png``, ``demo://huge.bin``
 (just over 10 MiB) and the template ``demo://notes/{name}``.
 """
@@ -165,6 +166,14 @@ async def slow(seconds: float) -> str:
 def die() -> str:
     """The server process exits (code 3) before it answers."""
     os._exit(3)
+
+
+@mcp.tool()
+async def leave(code: int) -> str:
+    """Answer "bye", then the process exits with ``code`` (a note on stderr first)."""
+    print(f"demo: leaving with code {code}", file=sys.stderr, flush=True)
+    asyncio.get_running_loop().call_later(0.1, os._exit, code)
+    return "bye"
 
 
 @mcp.tool(structured_output=False)

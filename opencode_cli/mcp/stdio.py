@@ -1,0 +1,196 @@
+"""A local MCP server's process and its stdio transport (the SDK's ``Transport`` protocol).
+
+The SDK's ``stdio_client`` hides the process it starts: no pid, no exit code, no stderr, and every line
+that is not JSON-RPC logs a traceback. :func:`stdio_transport` starts the server with
+:func:`~opencode_cli.services.processes.spawn` (its own process group, killed with us) and bridges its
+pipes to the SDK's message streams; the messages are parsed and serialised by the SDK's own types
+(``jsonrpc_message_adapter``), and the session on top is the SDK's ``ClientSession``. What it learns
+about the process is kept in a :class:`ServerProcess`: the pid, the exit code once it exits, the last lines
+of its stderr, and the first line of stdout that was not JSON-RPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Lines of a server's stderr kept for the reason it failed.
+STDERR_LINES = 5
+#: Lines that are not JSON-RPC, in a row before any message, after which a server is taken to speak no MCP.
+GARBAGE_LIMIT = 10
+#: Characters of a line that is not JSON-RPC quoted in a report.
+QUOTED = 60
+#: Seconds a server gets to exit by itself once its stdin is closed, before its group is terminated.
+EXIT_GRACE = 1.0
+#: Seconds between SIGTERM and SIGKILL of a server's group.
+KILL_GRACE = 1.0
+#: Seconds between two looks at whether the server process exited.
+EXIT_POLL = 0.05
+
+
+def quote(line: str) -> str:
+    """The start of a line, for a one-line report."""
+    line = line.strip()
+    return repr(line if len(line) <= QUOTED else line[:QUOTED] + "…")
+
+
+@dataclass
+class ServerProcess:
+    """What is known of a local server's process."""
+
+    pid: int = 0
+    returncode: int | None = None
+    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=STDERR_LINES))
+    garbage: str | None = None
+    """The first stdout line that was not JSON-RPC (stripped), if any."""
+    garbage_count: int = 0
+    exit_seen: bool = False
+    """Whether the process exited by itself (not stopped by us)."""
+    spoke: bool = False
+    """Whether a JSON-RPC message came from the server."""
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the transport ends: the process exited, or it only printed garbage."""
+
+    def exited(self) -> str:
+        """``exited with code N``, with the last lines of stderr when there are some."""
+        code = self.returncode
+        if code is not None and code < 0:
+            return f"killed by signal {-code}" + self.stderr_tail()
+        text = f"exited with code {code}"
+        return text + self.stderr_tail()
+
+    def stderr_tail(self) -> str:
+        """``; stderr: last | lines`` or ``""``."""
+        lines = [line for line in self.stderr if line.strip()]
+        return f"; stderr: {' | '.join(lines)}" if lines else ""
+
+    def speaks_garbage(self) -> str:
+        """The reason a server that printed no JSON-RPC fails."""
+        return f"printed {quote(self.garbage or '')} on stdout, which is not JSON-RPC"
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str,
+    process: ServerProcess,
+    on_garbage: Callable[[str], None] | None = None,
+    echo_stderr: bool = False,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Start the server and yield the SDK's ``(read, write)`` streams to it.
+
+    Leaving closes its stdin and gives it :data:`EXIT_GRACE` to exit, then terminates its process group;
+    a cancelled caller (a start that timed out) skips the grace. ``process.exit_seen`` tells whether it
+    ended by itself. ``on_garbage`` is called with the first
+    stdout line that is not JSON-RPC; :data:`GARBAGE_LIMIT` of them before any message end the transport.
+    """
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
+    from ..services.processes import spawn, terminate
+
+    child = await spawn(
+        *argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env),
+        cwd=cwd,
+    )
+    process.pid = child.pid
+    incoming, read = anyio.create_memory_object_stream[Any](0)
+    write, outgoing = anyio.create_memory_object_stream[Any](0)
+
+    def handle(raw: bytes) -> Any:
+        line = raw.decode("utf-8", errors="replace")
+        if not line.strip():
+            return None
+        try:
+            return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except ValueError:
+            process.garbage_count += 1
+            if process.garbage is None:
+                process.garbage = line.strip()
+                if on_garbage is not None:
+                    on_garbage(line)
+            if not process.spoke and process.garbage_count >= GARBAGE_LIMIT:
+                raise EOFError from None  # it speaks no MCP: end the transport
+            return None
+
+    async def read_stdout() -> None:
+        assert child.stdout is not None
+        buffer = b""
+        try:
+            async with incoming:
+                while chunk := await child.stdout.read(1 << 16):
+                    *lines, buffer = (buffer + chunk).split(b"\n")
+                    for raw in lines:
+                        message = handle(raw)
+                        if message is not None:
+                            process.spoke = True
+                            await incoming.send(message)
+        except (EOFError, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
+            pass
+        finally:
+            process.closed.set()
+
+    async def read_stderr() -> None:
+        assert child.stderr is not None
+        with contextlib.suppress(Exception):
+            while raw := await child.stderr.readline():
+                line = raw.decode("utf-8", errors="replace").rstrip("\n")
+                process.stderr.append(line)
+                if echo_stderr:
+                    print(line, file=sys.stderr)
+
+    async def write_stdin() -> None:
+        assert child.stdin is not None
+        try:
+            async with outgoing:
+                async for message in outgoing:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+                    child.stdin.write(data.encode())
+                    await child.stdin.drain()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await incoming.aclose()  # the requests waiting for an answer fail now
+
+    async def watch_exit() -> None:
+        while child.returncode is None:
+            await asyncio.sleep(EXIT_POLL)
+        process.returncode = child.returncode
+        process.exit_seen = True
+        process.closed.set()
+
+    tasks = [asyncio.ensure_future(work()) for work in (read_stdout, read_stderr, write_stdin, watch_exit)]
+    cancelled = False
+    try:
+        yield read, write
+    except asyncio.CancelledError:
+        cancelled = True
+        raise
+    finally:
+        with contextlib.suppress(Exception):
+            if child.stdin is not None:
+                child.stdin.close()
+        if not cancelled and child.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(tasks[3]), EXIT_GRACE)
+        if child.returncode is not None:
+            process.exit_seen = True  # it ended by itself (at most, its stdin was closed)
+        await asyncio.shield(terminate(child, KILL_GRACE))
+        process.returncode = child.returncode
+        for task in tasks:
+            task.cancel()
+        await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))
+        for stream in (read, write, incoming, outgoing):
+            with contextlib.suppress(Exception):
+                await stream.aclose()
