@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..services import Service
+from .credentials import AuthenticationNeeded
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -48,6 +49,8 @@ class McpConnection(Service):
         self.tools: list[Any] = []
         self.transport = ""
         self.lost: str | None = None
+        self.auth: Any = None
+        """A remote server's OAuth (:class:`.oauth.Guard`), or ``None``."""
         self._leave: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -126,6 +129,10 @@ class McpConnection(Service):
                 ("sse", self._sse),
             ]
         )
+        if self.server.type == "remote":
+            from .oauth import auth_for
+
+            self.auth = auth_for(self.server)
         failure: Exception | None = None
         for name, open_transport in transports:
             attempt = contextlib.AsyncExitStack()
@@ -136,6 +143,8 @@ class McpConnection(Service):
                 failure = failure or error
                 with contextlib.suppress(BaseException):
                     await attempt.aclose()
+                if self.auth is not None and self.auth.refused:
+                    raise AuthenticationNeeded(self.name) from None  # no transport helps: sign in first
                 continue
             self.transport = name
             stack.push_async_exit(attempt)
@@ -185,13 +194,17 @@ class McpConnection(Service):
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        client = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.server.headers)))
+        client = await stack.enter_async_context(
+            create_mcp_http_client(headers=dict(self.server.headers), auth=self.auth)
+        )
         return await stack.enter_async_context(streamable_http_client(self.server.url, http_client=client))
 
     async def _sse(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         from mcp.client.sse import sse_client
 
-        return await stack.enter_async_context(sse_client(self.server.url, headers=dict(self.server.headers)))
+        return await stack.enter_async_context(
+            sse_client(self.server.url, headers=dict(self.server.headers), auth=self.auth)
+        )
 
     async def _list_tools(self) -> list[Any]:
         tools: list[Any] = []
