@@ -210,10 +210,11 @@ async def serve(clients: list[str]) -> None:
         provider.clients[client_id] = OAuthClientInformationFull(
             client_id=client_id,
             client_secret=client_secret,
-            redirect_uris=[AnyHttpUrl(redirect)],
+            redirect_uris=[redirect],  # type: ignore[list-item] - validated as the model says
             token_endpoint_auth_method="client_secret_post",
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
+            scope=SCOPE,
         )
     routes = create_auth_routes(
         provider,
