@@ -132,6 +132,7 @@ async def calls(root: Path, server: Path, count: int, rounds: int) -> tuple[floa
         params = StdioServerParameters(command=sys.executable, args=[str(server)])
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
+            await session.list_tools()  # as a client does (and the SDK then checks results against schemas)
             async with project.session("build") as ours_session:
                 ours_session.resolve()
                 for round_ in range(rounds):
