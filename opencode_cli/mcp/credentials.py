@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -196,6 +195,8 @@ def expires_at(expires_in: int | None, now: float | None = None) -> float | None
 
 def _write(path: Path, data: Mapping[str, Any]) -> None:
     """Write ``data`` as JSON through a 0600 temporary file in the same directory, fsync and rename."""
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=".mcp-auth.", suffix=".tmp", dir=path.parent)
     try:

@@ -88,9 +88,20 @@ def credentials_file(env: dict[str, str]) -> Path:
     return Path(env["XDG_DATA_HOME"]) / "opencode" / "mcp-auth.json"
 
 
-def sign_in(project_dir: Path, env: dict[str, str], port: int) -> tuple[str, str]:
-    """``opencode mcp auth secure`` as a real process, the browser step done with httpx: returns the
-    authorization URL it printed and its stdout; asserts it signed in."""
+@dataclass
+class SignIn:
+    """What ``opencode mcp auth`` did: the URL it printed, what the browser saw, how it ended."""
+
+    url: str
+    browser: httpx.Response
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_sign_in(project_dir: Path, env: dict[str, str], port: int) -> SignIn:
+    """``opencode mcp auth secure`` as a real process, the browser step done by following the URL it
+    prints with httpx (the authorization server approves at once, or refuses with ``--deny``)."""
     script = Path(sys.executable).parent / "opencode"
     process = subprocess.Popen(
         [str(script), "mcp", "auth", "secure", "--callback-port", str(port)],
@@ -113,19 +124,15 @@ def sign_in(project_dir: Path, env: dict[str, str], port: int) -> tuple[str, str
     reader.start()
     output: list[str] = []
     try:
-        while True:
-            line = lines.get(timeout=WAIT)
-            if line is None:
-                pytest.fail(f"mcp auth ended without a URL: {''.join(output)}{process.stderr.read()}")  # type: ignore[union-attr]
+        while (line := lines.get(timeout=WAIT)) is not None:
             output.append(line)
             if line.startswith("http"):
-                url = line.strip()
                 break
-        browser = httpx.get(url, follow_redirects=True, timeout=WAIT)  # the user approves
-        assert browser.status_code == 200 and "Signed in to secure" in browser.text, (
-            browser.url,
-            browser.text,
-        )
+        else:
+            process.wait(WAIT)
+            pytest.fail(f"mcp auth ended without a URL: {''.join(output)}{process.stderr.read()}")  # type: ignore[union-attr]
+        url = output[-1].strip()
+        browser = httpx.get(url, follow_redirects=True, timeout=WAIT)
         process.wait(WAIT)
     finally:
         if process.poll() is None:
@@ -135,8 +142,15 @@ def sign_in(project_dir: Path, env: dict[str, str], port: int) -> tuple[str, str
     while (line := lines.get_nowait()) is not None:
         output.append(line)
     stderr = process.stderr.read() if process.stderr else ""
-    assert process.returncode == 0, stderr
-    return url, "".join(output)
+    return SignIn(url, browser, process.returncode, "".join(output), stderr)
+
+
+def sign_in(project_dir: Path, env: dict[str, str], port: int) -> SignIn:
+    """:func:`run_sign_in`, asserting it signed in."""
+    done = run_sign_in(project_dir, env, port)
+    assert done.browser.status_code == 200 and "Signed in to secure" in done.browser.text, done.browser.text
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def expire_locally(env: dict[str, str]) -> None:
@@ -194,7 +208,8 @@ def test_mcp_auth_signs_in_with_pkce_and_the_tools_are_listed_and_called(
     oauth_server: OAuthServer, project_dir: Path, cli_env: dict[str, str], callback_port: int
 ) -> None:
     configure(project_dir, oauth_server.url)
-    url, output = sign_in(project_dir, cli_env, callback_port)
+    done = sign_in(project_dir, cli_env, callback_port)
+    url, output = done.url, done.stdout
 
     assert url.startswith(f"{oauth_server.issuer}/authorize?")
     assert "code_challenge_method=S256" in url and "code_challenge=" in url
@@ -249,8 +264,9 @@ def test_a_revoked_refresh_token_needs_authentication_again(
 
     assert status["status"] == "needs authentication" and status["tools"] == 0
     assert "refresh_token" not in oauth_server.control("grants")
-    sign_in(project_dir, cli_env, callback_port)  # signing in again mends it
+    sign_in(project_dir, cli_env, free_port())  # signing in again mends it…
     assert status_of(project_dir, cli_env)["status"] == "connected"
+    assert oauth_server.control("grants")["registration"] == 2  # …registered for the new redirect URI
 
 
 def test_logout_removes_the_credentials(
@@ -279,13 +295,50 @@ def test_a_configured_client_id_is_used_without_registration(
     )
     try:
         configure(project_dir, server.url, oauth={"clientId": "opencode-test", "clientSecret": "s3cret"})
-        url, _ = sign_in(project_dir, cli_env, callback_port)
+        url = sign_in(project_dir, cli_env, callback_port).url
         assert "client_id=opencode-test" in url
         assert server.control("grants") == {"authorization_code": 1}
         assert "clientInfo" not in json.loads(credentials_file(cli_env).read_text())["secure"]
         assert status_of(project_dir, cli_env)["status"] == "connected"
     finally:
         stop(server.process)
+
+
+def test_a_refused_authorization_is_a_clear_error(
+    tmp_path_factory: pytest.TempPathFactory, project_dir: Path, cli_env: dict[str, str], callback_port: int
+) -> None:
+    server = _start_oauth_server(tmp_path_factory.mktemp("oauth") / "server.log", "--deny")
+    try:
+        configure(project_dir, server.url)
+        done = run_sign_in(project_dir, cli_env, callback_port)
+    finally:
+        stop(server.process)
+    assert done.browser.status_code == 400 and "access_denied" in done.browser.text
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "sign-in to secure failed: the authorization server refused: access_denied" in done.stderr
+    assert "tokens" not in json.loads(credentials_file(cli_env).read_text()).get("secure", {})
+
+
+def test_the_configured_scope_is_asked_for_when_the_server_names_none(
+    tmp_path_factory: pytest.TempPathFactory, project_dir: Path, cli_env: dict[str, str], callback_port: int
+) -> None:
+    server = _start_oauth_server(tmp_path_factory.mktemp("oauth") / "server.log", "--no-scopes")
+    try:
+        configure(project_dir, server.url, oauth={"scope": "issues:read"})
+        done = sign_in(project_dir, cli_env, callback_port)
+        assert "scope=issues%3Aread" in done.url
+        assert status_of(project_dir, cli_env)["status"] == "connected"
+    finally:
+        stop(server.process)
+
+
+def test_signing_in_to_a_server_without_oauth_says_so(
+    demo_http_server: str, project_dir: Path, cli_env: dict[str, str], callback_port: int
+) -> None:
+    configure(project_dir, demo_http_server)
+    out = run_opencode(project_dir, cli_env, "mcp", "auth", "secure", "--callback-port", str(callback_port))
+    assert out.returncode == 1 and "did not ask to sign in" in out.stderr, out.stderr
+    assert status_of(project_dir, cli_env)["status"] == "connected"  # oauth on, never asked: plain HTTP
 
 
 def test_oauth_false_leaves_a_401_a_plain_failure(

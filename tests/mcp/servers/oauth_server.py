@@ -1,7 +1,7 @@
 """An MCP server behind OAuth 2.1 for the tests, built from the SDK's server auth pieces.
 
-Run ``python oauth_server.py [--client ID:SECRET:REDIRECT_URI]``. One process serves two origins on
-127.0.0.1 (free ports):
+Run ``python oauth_server.py [--client ID:SECRET:REDIRECT_URI] [--deny] [--no-scopes]``. One process
+serves two origins on 127.0.0.1 (free ports):
 
 * the authorization server (``create_auth_routes``: metadata, ``/authorize``, ``/token``, ``/register``
   for dynamic client registration, ``/revoke``) over an in-memory provider that approves every
@@ -9,7 +9,9 @@ Run ``python oauth_server.py [--client ID:SECRET:REDIRECT_URI]``. One process se
 * the protected resource: an ``MCPServer`` at ``/mcp`` that answers 401 without a valid bearer token and
   publishes its protected resource metadata (RFC 9728) naming the authorization server.
 
-``--client`` pre-registers a confidential client (for ``[mcp.NAME.oauth] clientId``/``clientSecret``).
+``--client`` pre-registers a confidential client (for ``[mcp.NAME.oauth] clientId``/``clientSecret``);
+``--deny`` refuses every authorization (``access_denied``); ``--no-scopes`` names no scopes anywhere (the
+client asks for the one it is configured with).
 Test controls on the authorization server: ``POST /test/expire`` makes every access token expired,
 ``POST /test/revoke`` revokes every token, ``GET /test/grants`` counts registrations and token grants.
 Once both listen it prints ``READY <authorization port> <resource port>`` on stderr.
@@ -29,6 +31,7 @@ from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    AuthorizeError,
     ProviderTokenVerifier,
     RefreshToken,
     TokenError,
@@ -52,7 +55,8 @@ SCOPE = "tools"
 class MemoryProvider:
     """The authorization server's state: clients, codes and tokens, in memory; approves every request."""
 
-    def __init__(self) -> None:
+    def __init__(self, deny: bool = False) -> None:
+        self.deny = deny
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
@@ -68,6 +72,8 @@ class MemoryProvider:
         self.grants["registration"] += 1
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if self.deny:
+            raise AuthorizeError("access_denied", "the user said no")
         code = secrets.token_urlsafe(32)
         self.codes[code] = AuthorizationCode(
             code=code,
@@ -171,14 +177,16 @@ def _controls(provider: MemoryProvider) -> list[Route]:
     ]
 
 
-def _resource_server(provider: MemoryProvider, issuer: str, resource: str) -> MCPServer:
+def _resource_server(
+    provider: MemoryProvider, issuer: str, resource: str, scopes: list[str] | None
+) -> MCPServer:
     mcp = MCPServer(
         "secure",
         token_verifier=ProviderTokenVerifier(provider),
         auth=AuthSettings(
             issuer_url=AnyHttpUrl(issuer),
             resource_server_url=AnyHttpUrl(resource),
-            required_scopes=[SCOPE],
+            required_scopes=scopes,
             validate_token_resource=True,
         ),
     )
@@ -199,12 +207,12 @@ def _resource_server(provider: MemoryProvider, issuer: str, resource: str) -> MC
     return mcp
 
 
-async def serve(clients: list[str]) -> None:
+async def serve(clients: list[str], deny: bool = False, scopes: bool = True) -> None:
     """Serve the authorization server and the protected resource until stopped."""
     auth_socket, resource_socket = _listening_socket(), _listening_socket()
     issuer = f"http://127.0.0.1:{auth_socket.getsockname()[1]}"
     resource = f"http://127.0.0.1:{resource_socket.getsockname()[1]}/mcp"
-    provider = MemoryProvider()
+    provider = MemoryProvider(deny)
     for spec in clients:
         client_id, client_secret, redirect = spec.split(":", 2)
         provider.clients[client_id] = OAuthClientInformationFull(
@@ -214,16 +222,20 @@ async def serve(clients: list[str]) -> None:
             token_endpoint_auth_method="client_secret_post",
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
-            scope=SCOPE,
+            scope=SCOPE if scopes else None,
         )
     routes = create_auth_routes(
         provider,
         AnyHttpUrl(issuer),
-        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE]),
+        client_registration_options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=[SCOPE] if scopes else None
+        ),
         revocation_options=RevocationOptions(enabled=True),
     )
     auth_app = Starlette(routes=[*routes, *_controls(provider)])
-    resource_app = _resource_server(provider, issuer, resource).streamable_http_app(host="127.0.0.1")
+    resource_app = _resource_server(
+        provider, issuer, resource, [SCOPE] if scopes else None
+    ).streamable_http_app(host="127.0.0.1")
     servers = [
         uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         for app in (auth_app, resource_app)
@@ -242,14 +254,19 @@ async def serve(clients: list[str]) -> None:
 
 def main(argv: list[str]) -> None:
     clients: list[str] = []
+    deny, scopes = False, True
     while argv:
         match argv:
             case ["--client", spec, *rest] if spec.count(":") >= 2:
                 clients.append(spec)
                 argv = rest
+            case ["--deny", *rest]:
+                deny, argv = True, rest
+            case ["--no-scopes", *rest]:
+                scopes, argv = False, rest
             case _:
-                sys.exit("usage: oauth_server.py [--client ID:SECRET:REDIRECT_URI]…")
-    asyncio.run(serve(clients))
+                sys.exit("usage: oauth_server.py [--client ID:SECRET:REDIRECT_URI]… [--deny] [--no-scopes]")
+    asyncio.run(serve(clients, deny, scopes))
 
 
 if __name__ == "__main__":
