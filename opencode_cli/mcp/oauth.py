@@ -74,8 +74,8 @@ class _StoredCredentials:
 
     Besides the tokens it records when the access token expires and the authorization server's metadata,
     so that a later process refreshes an expired token at the right endpoint before using it.
-    ``fresh`` (a sign-in) ignores the stored tokens; a registration made for another redirect URI is not
-    offered, so the client registers again.
+    ``fresh`` (a sign-in, until it gets its tokens) ignores the stored tokens; a registration made for
+    another redirect URI is not offered, so the client registers again.
     """
 
     def __init__(self, server: ServerConfig, redirect: str, fresh: bool = False) -> None:
@@ -344,7 +344,8 @@ async def sign_in(
                 await session.initialize()
         except Exception as error:
             raise _sign_in_error(error) from None
-    if not credentials.entry_for(server.name, server.url).get("tokens"):
+    stored = provider.context.storage
+    if isinstance(stored, _StoredCredentials) and stored.fresh:  # no tokens came: nothing asked for them
         raise SignInFailed(f"{server.url} did not ask to sign in (it answers without OAuth)")
 
 
