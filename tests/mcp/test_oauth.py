@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import queue
 import re
+import signal
 import socket
 import stat
 import subprocess
@@ -349,6 +350,46 @@ def test_oauth_false_leaves_a_401_a_plain_failure(
     assert status["status"] == "failed"
     signed = run_opencode(project_dir, cli_env, "mcp", "auth", "secure")
     assert signed.returncode == 2 and "oauth = false" in signed.stderr
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_sign_in_stops_its_callback_server(
+    oauth_server: OAuthServer,
+    project_dir: Path,
+    cli_env: dict[str, str],
+    callback_port: int,
+    sig: signal.Signals,
+    code: int,
+) -> None:
+    configure(project_dir, oauth_server.url)
+    script = Path(sys.executable).parent / "opencode"
+    process = subprocess.Popen(
+        [str(script), "mcp", "auth", "secure", "--callback-port", str(callback_port)],
+        cwd=project_dir,
+        env=cli_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:  # the URL is printed: the callback server listens, the flow waits
+            if line.startswith("http"):
+                break
+        socket.create_connection(("127.0.0.1", callback_port), timeout=WAIT).close()
+        process.send_signal(sig)
+        process.wait(WAIT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    stderr = process.stderr.read() if process.stderr else ""
+    assert process.returncode == code, stderr
+    assert "Traceback" not in stderr
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", callback_port), timeout=2).close()
+    assert "tokens" not in json.loads(credentials_file(cli_env).read_text()).get("secure", {})
 
 
 def test_a_busy_callback_port_is_a_clear_error(
