@@ -50,7 +50,12 @@ def sign_in(
             return
         width = max(len(row["name"]) for row in rows)
         for row in rows:
-            print(f"{row['name'].ljust(width)}  {row['state']}  {row['url']}")
+            note = (
+                ""
+                if row["configured"]
+                else "  (no longer configured: opencode mcp logout " + row["name"] + ")"
+            )
+            print(f"{row['name'].ljust(width)}  {row['state']}  {row['url']}{note}")
         return
     if name is None:
         fail("error: give the server to sign in to (opencode mcp auth NAME), or --list")

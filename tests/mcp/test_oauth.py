@@ -24,6 +24,8 @@ import pytest
 import tomli_w
 from _mcp_servers import SERVERS, STARTUP_TIMEOUT, free_port, start, stop, wait_listening
 from _processes import run_opencode
+from hypothesis import given
+from hypothesis import strategies as st
 
 from opencode_cli.errors import ConfigError
 from opencode_cli.mcp.config import servers as parse_servers
@@ -443,3 +445,52 @@ def test_the_oauth_table_is_read_and_written_back() -> None:
     assert server.as_dict() == table and warnings == []
     off, _ = parse_servers({"mcp": {"secure": {"type": "remote", "url": "http://x/mcp", "oauth": False}}})
     assert off["secure"].as_dict()["oauth"] is False
+
+
+def test_auth_list_shows_credentials_of_servers_no_longer_configured(
+    project_dir: Path, cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opencode_cli.mcp import credentials
+
+    (project_dir / "opencode.toml").write_text(
+        tomli_w.dumps({"mcp": {"docs": {"type": "remote", "url": "http://127.0.0.1:9/mcp"}}})
+    )
+    path = credentials_file(cli_env)
+    tokens = {"access_token": "a", "refresh_token": "r", "token_type": "Bearer"}
+    credentials.update("gone", "http://127.0.0.1:9/old", {"tokens": tokens, "expiresAt": None}, path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    listed = run_opencode(project_dir, cli_env, "mcp", "auth", "--list")
+
+    assert listed.returncode == 0, listed.stderr
+    assert re.search(r"^docs\s+not signed in\s+http://127.0.0.1:9/mcp$", listed.stdout, re.MULTILINE)
+    assert "gone  signed in  http://127.0.0.1:9/old  (no longer configured" in listed.stdout
+    out = run_opencode(project_dir, cli_env, "mcp", "logout", "gone")
+    assert out.returncode == 0 and json.loads(path.read_text()) == {}
+
+
+@given(
+    client_id=st.none() | st.text(min_size=1),
+    client_secret=st.none() | st.text(min_size=1),
+    scope=st.none() | st.text(min_size=1),
+)
+def test_any_valid_oauth_table_round_trips(
+    client_id: str | None, client_secret: str | None, scope: str | None
+) -> None:
+    oauth = {
+        key: value
+        for key, value in (("clientId", client_id), ("clientSecret", client_secret), ("scope", scope))
+        if value is not None
+    }
+    table = {"type": "remote", "url": "https://example.com/mcp", **({"oauth": oauth} if oauth else {})}
+    if client_secret is not None and client_id is None:
+        with pytest.raises(ConfigError):
+            parse_servers({"mcp": {"s": table}})
+        return
+    found, _ = parse_servers({"mcp": {"s": table}})
+    assert found["s"].as_dict() == table
+    assert (found["s"].oauth.client_id, found["s"].oauth.client_secret, found["s"].oauth.scope) == (
+        client_id,
+        client_secret,
+        scope,
+    )
