@@ -41,7 +41,7 @@ def sign_in(
     if list_:
         if name is not None:
             fail("error: give either NAME or --list")
-        rows = credentials.sign_ins(project.generation.mcp_servers)
+        rows = credentials.sign_ins(project.generation.mcp_servers, credentials.credentials_path(project.env))
         if as_json:
             print_json({"servers": rows})
             return
@@ -80,7 +80,7 @@ def sign_in(
         from ..mcp.oauth import SignInFailed, sign_in
 
         try:
-            await sign_in(configured, port=port, open_browser=browser, announce=announce)
+            await sign_in(configured, project.env, port=port, open_browser=browser, announce=announce)
         except SignInFailed as error:
             fail(f"error: sign-in to {name} failed: {error}", EXIT_TOOL_ERROR)
         connection = await project.mcp.connection(name)  # the stored tokens, as every command uses them
@@ -92,7 +92,8 @@ def sign_in(
 
 
 def sign_out(name: str) -> None:
-    """Forget ``name``'s stored client registration and tokens."""
+    """Forget ``name``'s stored client registration and tokens (of this environment's data directory:
+    no config is read, so a broken one does not stand in the way)."""
     from ..mcp import credentials
 
     if credentials.remove(name):

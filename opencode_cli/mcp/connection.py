@@ -132,7 +132,7 @@ class McpConnection(Service):
         if self.server.type == "remote":
             from .oauth import auth_for
 
-            self.auth = auth_for(self.server)
+            self.auth = auth_for(self.server, self.env)
         failure: Exception | None = None
         for name, open_transport in transports:
             attempt = contextlib.AsyncExitStack()
@@ -274,6 +274,9 @@ class McpConnection(Service):
         try:
             return call.result()
         except Exception as error:
+            if self.auth is not None and self.auth.refused:  # the token is refused: sign in again
+                self.lost = str(AuthenticationNeeded(self.name))
+                raise ToolError(f'MCP server "{self.name}" {self.lost}') from None
             if getattr(error, "code", None) == CONNECTION_CLOSED:  # the server went away under the request
                 self.lost = self.lost or "the server closed the connection"
             if self.lost:

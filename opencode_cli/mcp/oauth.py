@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import os
 import socket
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,8 @@ from pydantic import AnyUrl, PrivateAttr
 from . import credentials
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .config import ServerConfig
 
 #: OpenCode's callback: a client registered by hand lists this redirect URI.
@@ -78,17 +81,18 @@ class _StoredCredentials:
     another redirect URI is not offered, so the client registers again.
     """
 
-    def __init__(self, server: ServerConfig, redirect: str, fresh: bool = False) -> None:
+    def __init__(self, server: ServerConfig, path: Path, redirect: str, fresh: bool = False) -> None:
         self.server = server
+        self.path = path
         self.redirect = redirect
         self.fresh = fresh
         self.provider: OAuthClientProvider | None = None
 
     def _entry(self) -> dict[str, Any]:
-        return credentials.entry_for(self.server.name, self.server.url)
+        return credentials.entry_for(self.server.name, self.server.url, self.path)
 
     def _update(self, changes: Mapping[str, Any]) -> None:
-        credentials.update(self.server.name, self.server.url, changes)
+        credentials.update(self.server.name, self.server.url, changes, self.path)
 
     async def get_tokens(self) -> OAuthToken | None:
         tokens = None if self.fresh else self._entry().get("tokens")
@@ -160,16 +164,17 @@ def _metadata(server: ServerConfig, redirect: str) -> OAuthClientMetadata:
 
 
 class Guard(httpx2.Auth):
-    """The auth of a connection: the stored tokens through the SDK provider (refreshed when they expire),
-    or none; a 401 to the request itself is let through as the answer (the SDK reports the request
-    failed) and recorded in :attr:`refused`, instead of starting an authorization nobody is there for."""
+    """The auth of a connection: the stored tokens through the SDK provider (refreshed when they expire,
+    and once more when the server refuses one early), or none; a 401 that no refresh mends is let through
+    as the answer (the SDK reports the request failed) and recorded in :attr:`refused`, instead of
+    starting an authorization nobody is there for."""
 
-    def __init__(self, server: ServerConfig) -> None:
+    def __init__(self, server: ServerConfig, path: Path) -> None:
         self.server = server
         self.refused = False
         """Whether the server answered 401 (someone has to sign in: ``opencode mcp auth NAME``)."""
-        stored = credentials.entry_for(server.name, server.url).get("tokens")
-        self.provider = _provider(server, None) if stored else None
+        stored = credentials.entry_for(server.name, server.url, path).get("tokens")
+        self.provider = _provider(server, path, None) if stored else None
 
     async def async_auth_flow(
         self, request: httpx2.Request
@@ -178,19 +183,25 @@ class Guard(httpx2.Auth):
             response = yield request
             self.refused = response.status_code == 401
             return
-        flow = self.provider.async_auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                if outgoing is request and response.status_code == 401:
-                    self.refused = True  # refreshed or not, the token is refused
-                    return
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            return
-        finally:
-            await flow.aclose()
+        context = self.provider.context
+        for retried in (False, True):
+            flow = self.provider.async_auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if outgoing is request and response.status_code == 401:
+                        break
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
+            if retried or not context.can_refresh_token():
+                self.refused = True  # no token the server takes
+                return
+            # The server refused the token before the time it was given for: refresh it, try once more.
+            context.token_expiry_time = time.time() - 1
 
 
 @dataclasses.dataclass
@@ -219,11 +230,11 @@ class _SignIn:
             raise SignInFailed(f"nobody came back from the browser within {SIGN_IN_WINDOW:g} s") from None
 
 
-def _provider(server: ServerConfig, sign_in: _SignIn | None) -> OAuthClientProvider:
+def _provider(server: ServerConfig, path: Path, sign_in: _SignIn | None) -> OAuthClientProvider:
     """The SDK provider over ``server``'s stored credentials: for a connection (``sign_in`` ``None``: it
     never asks anyone, the :class:`Guard` stops at a 401) or for a sign-in (fresh tokens)."""
     redirect = redirect_uri(sign_in.port if sign_in else CALLBACK_PORT)
-    storage = _StoredCredentials(server, redirect, fresh=sign_in is not None)
+    storage = _StoredCredentials(server, path, redirect, fresh=sign_in is not None)
     provider = OAuthClientProvider(
         server.url,
         _metadata(server, redirect),
@@ -235,7 +246,7 @@ def _provider(server: ServerConfig, sign_in: _SignIn | None) -> OAuthClientProvi
     if sign_in is None:
         # What the SDK does not keep between processes: when the token expires (so it is refreshed
         # before use, not refused) and where the token endpoint is.
-        entry = credentials.entry_for(server.name, server.url)
+        entry = credentials.entry_for(server.name, server.url, path)
         provider.context.token_expiry_time = entry.get("expiresAt")
         if entry.get("authorizationServer"):
             with contextlib.suppress(ValueError):
@@ -243,11 +254,12 @@ def _provider(server: ServerConfig, sign_in: _SignIn | None) -> OAuthClientProvi
     return provider
 
 
-def auth_for(server: ServerConfig) -> Guard | None:
-    """The auth of a connection to ``server``: ``None`` for a local server or ``oauth = false``."""
+def auth_for(server: ServerConfig, env: Mapping[str, str]) -> Guard | None:
+    """The auth of a connection to ``server`` (credentials in ``env``'s data directory): ``None`` for a
+    local server or ``oauth = false``."""
     if server.type != "remote" or not server.oauth.enabled:
         return None
-    return Guard(server)
+    return Guard(server, credentials.credentials_path(env))
 
 
 # -- signing in ----------------------------------------------------------------------------------------
@@ -315,6 +327,7 @@ async def _callback_server(sign_in: _SignIn) -> AsyncIterator[None]:
 
 async def sign_in(
     server: ServerConfig,
+    env: Mapping[str, str],
     *,
     port: int = CALLBACK_PORT,
     open_browser: bool = False,
@@ -323,7 +336,8 @@ async def sign_in(
     """Run the authorization-code flow (PKCE) with ``server`` over streamable HTTP: register the client
     when no ``clientId`` is configured, ``announce`` the authorization URL (and open a browser when
     ``open_browser``), take the code on the callback, store the client and the tokens. Raises
-    :class:`SignInFailed` (also for a server that cannot be reached)."""
+    :class:`SignInFailed` (also for a server that cannot be reached). The credentials go to ``env``'s data
+    directory."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -334,7 +348,7 @@ async def sign_in(
         raise SignInFailed(f'MCP server "{server.name}" has oauth = false')
     flow = _SignIn(server.name, port, open_browser, announce)
     async with _callback_server(flow):
-        provider = _provider(server, flow)
+        provider = _provider(server, credentials.credentials_path(env), flow)
         try:
             async with (
                 create_mcp_http_client(headers=dict(server.headers), auth=provider) as client,

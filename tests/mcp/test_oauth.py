@@ -255,6 +255,54 @@ def test_an_expired_token_is_refreshed_silently(
     assert stat.S_IMODE(credentials_file(cli_env).stat().st_mode) == 0o600
 
 
+def test_a_token_the_server_expires_early_is_refreshed_silently(
+    oauth_server: OAuthServer, project_dir: Path, cli_env: dict[str, str], callback_port: int
+) -> None:
+    configure(project_dir, oauth_server.url)
+    sign_in(project_dir, cli_env, callback_port)
+    oauth_server.control("expire")  # the client still thinks the token is good
+
+    ran = run_opencode(project_dir, cli_env, "tools", "run", "secure_echo", "text=early", "--yes")
+
+    assert ran.returncode == 0 and ran.stdout == "early\n", ran.stderr
+    assert oauth_server.control("grants")["refresh_token"] == 1
+
+
+def test_a_token_revoked_during_a_session_is_reported_and_needs_authentication(
+    oauth_server: OAuthServer,
+    project_dir: Path,
+    cli_env: dict[str, str],
+    callback_port: int,
+    make_project: Callable[..., Project],
+) -> None:
+    import asyncio
+
+    from opencode_cli.session import Decision, ToolCall
+
+    configure(project_dir, oauth_server.url)
+    sign_in(project_dir, cli_env, callback_port)
+    project = make_project()
+
+    async def allow(request: Any) -> Decision:
+        return Decision("once")
+
+    async def main() -> Any:
+        async with project:
+            await project.open()
+            async with project.session("build", prompt=allow) as session:
+                session.resolve()
+                first = await session.dispatch(ToolCall("secure_echo", {"text": "one"}))
+                await asyncio.to_thread(oauth_server.control, "revoke")
+                second = await session.dispatch(ToolCall("secure_echo", {"text": "two"}))
+                return first, second, project.mcp.statuses()
+
+    first, second, [status] = asyncio.run(asyncio.wait_for(main(), WAIT))
+    assert (first.status, first.output) == ("completed", "one")
+    assert second.status == "error"
+    assert 'MCP server "secure" needs authentication (run: opencode mcp auth secure)' in (second.error or "")
+    assert status.status == "needs authentication"
+
+
 def test_a_revoked_refresh_token_needs_authentication_again(
     oauth_server: OAuthServer, project_dir: Path, cli_env: dict[str, str], callback_port: int
 ) -> None:
@@ -263,9 +311,11 @@ def test_a_revoked_refresh_token_needs_authentication_again(
     oauth_server.control("revoke")
     expire_locally(cli_env)
 
-    status = status_of(project_dir, cli_env)
+    listed = run_opencode(project_dir, cli_env, "mcp", "list", "--json")
 
+    [status] = json.loads(listed.stdout)["servers"]
     assert status["status"] == "needs authentication" and status["tools"] == 0
+    assert listed.stderr == ""  # the SDK's log of the refused refresh is not ours to print
     assert "refresh_token" not in oauth_server.control("grants")
     sign_in(project_dir, cli_env, free_port())  # signing in again mends it…
     assert status_of(project_dir, cli_env)["status"] == "connected"
