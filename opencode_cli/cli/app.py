@@ -418,6 +418,33 @@ def mcp_add(
     add_server(name, list(ctx.args), url, header or [], timeout, global_, force=force)
 
 
+@mcp_app.command("auth")
+def mcp_auth(
+    name: Annotated[str | None, typer.Argument(help="The remote server to sign in to.")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="Show which servers are signed in.")] = False,
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the URL only (also: $OPENCODE_NO_BROWSER, $CI).")
+    ] = False,
+    callback_port: Annotated[
+        int | None,
+        typer.Option("--callback-port", help="Port of the 127.0.0.1 callback (default 19876, as OpenCode)."),
+    ] = None,
+    json_: JsonOption = False,
+) -> None:
+    """Sign in to a remote MCP server with OAuth (authorization code + PKCE); --list: who is signed in."""
+    from .mcp_auth_cmd import sign_in
+
+    sign_in(name, list_, no_browser, callback_port, json_)
+
+
+@mcp_app.command("logout")
+def mcp_logout(name: Annotated[str, typer.Argument(help="The server whose credentials to remove.")]) -> None:
+    """Forget a remote MCP server's OAuth tokens and client registration."""
+    from .mcp_auth_cmd import sign_out
+
+    sign_out(name)
+
+
 @mcp_app.command("serve")
 def mcp_serve(
     model: ModelOption = None,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from .credentials import OAuthConfig, oauth_table, parse_oauth
 
 #: Keys of a server table, by type.
 LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout"})
@@ -53,6 +54,8 @@ class ServerConfig:
     timeout_key: str = field(default="", compare=False)
     """The config key that sets :attr:`timeout` (``mcp.NAME.timeout`` unless it came from
     ``experimental.mcp_timeout``)."""
+    oauth: OAuthConfig = field(default_factory=OAuthConfig)
+    """A remote server's ``oauth`` (see :mod:`.credentials`)."""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -89,6 +92,8 @@ class ServerConfig:
             data["url"] = self.url
             if self.headers:
                 data["headers"] = dict(self.headers)
+            if (oauth := oauth_table(self.oauth)) is not None:
+                data["oauth"] = oauth
         if not self.enabled:
             data["enabled"] = False
         if self.timeout is not None:
@@ -148,7 +153,11 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
             if not isinstance(url, str) or not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{where}.url must be an http:// or https:// URL, not {url!r}")
             found[str(name)] = ServerConfig(
-                type="remote", url=url, headers=_strings(value.get("headers"), f"{where}.headers"), **common
+                type="remote",
+                url=url,
+                headers=_strings(value.get("headers"), f"{where}.headers"),
+                oauth=parse_oauth(value.get("oauth"), f"{where}.oauth"),
+                **common,
             )
     return found, warnings
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..services import Service
 from .stdio import quote
+from .credentials import AuthenticationNeeded
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -65,6 +66,8 @@ class McpConnection(Service):
         """A local server's process (pid, exit code, last stderr lines); ``None`` for a remote one."""
         self.notes: list[str] = []
         """One-line reports about the server (a line it printed that is not JSON-RPC)."""
+        self.auth: Any = None
+        """A remote server's OAuth (:class:`.oauth.Guard`), or ``None``."""
         self._leave: asyncio.Event | None = None
         self._kill = False
         self._ready = False
@@ -218,6 +221,10 @@ class McpConnection(Service):
                 ("sse", self._sse),
             ]
         )
+        if self.server.type == "remote":
+            from .oauth import auth_for
+
+            self.auth = auth_for(self.server, self.env)
         failure: Exception | None = None
         for name, open_transport in transports:
             attempt = contextlib.AsyncExitStack()
@@ -229,6 +236,8 @@ class McpConnection(Service):
                     await attempt.aclose()
                 if not isinstance(error, Exception):
                     raise
+                if self.auth is not None and self.auth.refused:
+                    raise AuthenticationNeeded(self.name) from None  # no transport helps: sign in first
                 failure = failure or error
                 continue
             self.transport = name
@@ -281,13 +290,17 @@ class McpConnection(Service):
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        client = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.server.headers)))
+        client = await stack.enter_async_context(
+            create_mcp_http_client(headers=dict(self.server.headers), auth=self.auth)
+        )
         return await stack.enter_async_context(streamable_http_client(self.server.url, http_client=client))
 
     async def _sse(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         from mcp.client.sse import sse_client
 
-        return await stack.enter_async_context(sse_client(self.server.url, headers=dict(self.server.headers)))
+        return await stack.enter_async_context(
+            sse_client(self.server.url, headers=dict(self.server.headers), auth=self.auth)
+        )
 
     async def _list_tools(self) -> list[Any]:
         tools: list[Any] = []
@@ -362,6 +375,9 @@ class McpConnection(Service):
         try:
             return call.result()
         except Exception as error:
+            if self.auth is not None and self.auth.refused:  # the token is refused: sign in again
+                self.lost = str(AuthenticationNeeded(self.name))
+                raise ToolError(f'MCP server "{self.name}" {self.lost}') from None
             code = getattr(error, "code", None)
             if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
                 await self._check_alive()

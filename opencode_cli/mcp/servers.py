@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .credentials import NEEDS_AUTHENTICATION, is_needs_authentication
+
 if TYPE_CHECKING:
     from ..project import Project
     from ..sources import Source
@@ -28,7 +30,8 @@ class ServerStatus:
     name: str
     type: str
     status: str
-    """``connected``, ``failed``, ``disabled`` or ``not connected``."""
+    """``connected``, ``failed``, ``needs authentication`` (run ``opencode mcp auth NAME``), ``disabled``
+    or ``not connected``."""
     target: str
     tools: int = 0
     resources: int = 0
@@ -284,5 +287,7 @@ class McpServers:
                 status.notes.insert(0, renamed)
             elif server.enabled and (error := self.error(name)) is not None:
                 status.status, status.error = "failed", error
+                if is_needs_authentication(error):
+                    status.status = NEEDS_AUTHENTICATION
             found.append(status)
         return found

@@ -1,0 +1,227 @@
+"""OAuth for remote MCP servers, the light half: the ``[mcp.NAME.oauth]`` table and the credential file.
+
+::
+
+    [mcp.docs]
+    type = "remote"
+    url = "https://example.com/mcp"
+    oauth = false               # no OAuth: send the headers only
+
+    [mcp.tracker.oauth]         # a client registered by hand (else: dynamic client registration)
+    clientId = "opencode-cli"
+    clientSecret = "…"
+    scope = "read write"
+
+What ``opencode mcp auth NAME`` obtains (the client registration, the tokens, when the access token
+expires, the authorization server's metadata) is kept in ``<data>/mcp-auth.json``, one entry per server
+name, bound to the server's URL (an entry for another URL is ignored). The file is written atomically and
+is readable by its owner only (0600). Nothing here imports the ``mcp`` SDK; :mod:`.oauth` does the flow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+#: Keys of ``[mcp.NAME.oauth]``, as OpenCode spells them.
+OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope"})
+
+#: How ``opencode mcp list`` words a server that answered 401 and has no usable credentials.
+NEEDS_AUTHENTICATION = "needs authentication"
+
+
+@dataclass(frozen=True)
+class OAuthConfig:
+    """How a remote server authenticates: ``enabled`` unless ``oauth = false``; without a ``client_id``
+    the client registers itself (RFC 7591)."""
+
+    enabled: bool = True
+    client_id: str | None = None
+    client_secret: str | None = None
+    scope: str | None = None
+
+
+def parse_oauth(value: Any, where: str) -> OAuthConfig:
+    """``[mcp.NAME] oauth`` (absent, ``false``, ``true`` or a table) as an :class:`OAuthConfig`."""
+    if value is None or value is True:
+        return OAuthConfig()
+    if value is False:
+        return OAuthConfig(enabled=False)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be false or a table (clientId, clientSecret, scope), not {value!r}")
+    for key in value:
+        if key not in OAUTH_KEYS:
+            raise ConfigError(f"unknown key '{where}.{key}' (known: {', '.join(sorted(OAUTH_KEYS))})")
+    for key, item in value.items():
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{where}.{key} must be a non-empty string")
+    if "clientSecret" in value and "clientId" not in value:
+        raise ConfigError(f"{where}.clientSecret needs {where}.clientId")
+    return OAuthConfig(
+        client_id=value.get("clientId"), client_secret=value.get("clientSecret"), scope=value.get("scope")
+    )
+
+
+def oauth_table(config: OAuthConfig) -> bool | dict[str, str] | None:
+    """The TOML value that gives ``config`` (``None``: the default, nothing to write)."""
+    if not config.enabled:
+        return False
+    table = {
+        key: value
+        for key, value in (
+            ("clientId", config.client_id),
+            ("clientSecret", config.client_secret),
+            ("scope", config.scope),
+        )
+        if value
+    }
+    return table or None
+
+
+class AuthenticationNeeded(Exception):
+    """A remote server answered 401 and there is no token that works: someone has to sign in."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(f"{NEEDS_AUTHENTICATION} (run: opencode mcp auth {server})")
+        self.server = server
+
+
+def is_needs_authentication(error: str | None) -> bool:
+    """Whether a server's recorded failure is :class:`AuthenticationNeeded`."""
+    return bool(error) and error.startswith(NEEDS_AUTHENTICATION)  # type: ignore[union-attr]
+
+
+# -- the credential file ---------------------------------------------------------------------------
+
+
+def credentials_path(env: Mapping[str, str] = os.environ) -> Path:
+    """``<data>/mcp-auth.json``."""
+    from ..paths import data_dir
+
+    return data_dir(env) / "mcp-auth.json"
+
+
+def load_all(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Every stored entry, by server name; a missing or unreadable file is no entries."""
+    path = path or credentials_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return (
+        {name: entry for name, entry in data.items() if isinstance(entry, dict)}
+        if isinstance(data, dict)
+        else {}
+    )
+
+
+def entry_for(name: str, url: str, path: Path | None = None) -> dict[str, Any]:
+    """The stored entry of server ``name`` if it was made for ``url``, else ``{}``."""
+    entry = load_all(path).get(name) or {}
+    return entry if entry.get("serverUrl") == url else {}
+
+
+def update(name: str, url: str, changes: Mapping[str, Any], path: Path | None = None) -> None:
+    """Merge ``changes`` into server ``name``'s entry (a fresh one when it was made for another URL) and
+    write the file atomically with mode 0600."""
+    path = path or credentials_path()
+    with _locked(path):
+        data = load_all(path)
+        entry = data.get(name) or {}
+        if entry.get("serverUrl") != url:
+            entry = {"serverUrl": url}
+        entry.update(changes)
+        data[name] = entry
+        _write(path, data)
+
+
+def remove(name: str, path: Path | None = None) -> bool:
+    """Forget server ``name``'s credentials; whether there were any."""
+    path = path or credentials_path()
+    with _locked(path):
+        data = load_all(path)
+        if data.pop(name, None) is None:
+            return False
+        _write(path, data)
+        return True
+
+
+def sign_ins(servers: Mapping[str, Any], path: Path | None = None) -> list[dict[str, Any]]:
+    """Who is signed in: each remote server with OAuth (config order), then stored entries of servers no
+    longer configured. ``state`` is ``signed in``, ``signed in (expired: refreshed on next use)``,
+    ``expired`` or ``not signed in``; ``expiresAt`` is a Unix time or ``None``."""
+    stored = load_all(path)
+    now = time.time()
+    rows = []
+    for name, server in servers.items():
+        if server.type != "remote" or not server.oauth.enabled:
+            continue
+        entry = stored.get(name) or {}
+        if entry.get("serverUrl") != server.url:
+            entry = {}
+        rows.append(_row(name, server.url, entry, now))
+    for name, entry in stored.items():
+        if name not in servers:
+            rows.append({**_row(name, str(entry.get("serverUrl", "")), entry, now), "configured": False})
+    return rows
+
+
+def _row(name: str, url: str, entry: Mapping[str, Any], now: float) -> dict[str, Any]:
+    tokens = entry.get("tokens") or {}
+    expiry = entry.get("expiresAt")
+    if not tokens.get("access_token"):
+        state = "not signed in"
+    elif expiry is None or expiry > now:
+        state = "signed in"
+    elif tokens.get("refresh_token"):
+        state = "signed in (expired: refreshed on next use)"
+    else:
+        state = "expired"
+    return {"name": name, "url": url, "state": state, "expiresAt": expiry, "configured": True}
+
+
+def expires_at(expires_in: int | None, now: float | None = None) -> float | None:
+    """When a token that lives ``expires_in`` seconds from ``now`` expires (``None``: never said)."""
+    return None if expires_in is None else (now if now is not None else time.time()) + int(expires_in)
+
+
+def _write(path: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` as JSON through a 0600 temporary file in the same directory, fsync and rename."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=".mcp-auth.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, sort_keys=True)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Any:
+    """One writer at a time across processes (a read-modify-write of the file)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
