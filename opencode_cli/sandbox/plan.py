@@ -1,0 +1,148 @@
+"""From settings to rules: the effective writable and readable lists of one call, what the kernel can
+enforce, and the line a model reads when a sandboxed command fails.
+
+Every path is made real (``~`` expanded, relative ones taken from the project, symlinks resolved) when
+the plan is built, once per call; the launcher only opens them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import landlock
+from .settings import Settings
+
+#: What programs need to read and run when reads are confined (``read = "project"``).
+SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/dev", "/proc", "/sys")
+#: Device files any mode may read and write (output thrown away, terminals).
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts")
+
+
+@dataclass(frozen=True)
+class Support:
+    """What this kernel can enforce: the Landlock ABI (0: none), and why not when it cannot."""
+
+    abi: int
+    reason: str = ""
+
+    @property
+    def available(self) -> bool:
+        """Whether Landlock can be used at all."""
+        return self.abi >= 1
+
+    @property
+    def network(self) -> bool:
+        """Whether TCP connect/bind can be refused (ABI 4 and later)."""
+        return self.abi >= landlock.NETWORK_ABI
+
+    def shortfall(self, settings: Settings) -> str | None:
+        """Why ``settings`` cannot be enforced here, or ``None`` when they can."""
+        if not self.available:
+            return self.reason or "Landlock is not available"
+        if not settings.network and not self.network:
+            return f"Landlock ABI {self.abi} has no network rules (ABI {landlock.NETWORK_ABI}, Linux 6.7, is needed)"
+        return None
+
+
+def support(env: Mapping[str, str] = os.environ) -> Support:
+    """What the kernel supports (``OPENCODE_LANDLOCK_ABI`` can lower it: see :mod:`.landlock`)."""
+    return Support(*landlock.abi(env))
+
+
+@dataclass
+class Plan:
+    """The effective lists of a sandboxed call, and its :class:`~.landlock.Rules`."""
+
+    settings: Settings
+    write: list[str]
+    read: list[str] = field(default_factory=list)
+    """The readable roots when reads are confined (empty: everything may be read)."""
+    missing: list[str] = field(default_factory=list)
+    """Configured roots that do not exist (they grant nothing)."""
+
+    def rules(self, abi: int) -> landlock.Rules:
+        """The rules for the launcher."""
+        return landlock.Rules(
+            abi=abi,
+            write=list(self.write),
+            read=list(self.read),
+            devices=[d for d in DEVICES if os.path.exists(d)],
+            read_all=self.settings.read == "all",
+            network=self.settings.network,
+        )
+
+    def note(self) -> str:
+        """The line the model reads at the end of a sandboxed command's failing result."""
+        s = self.settings
+        if s.mode == "read-only":
+            blocked = "writes anywhere but the temporary directory"
+        else:
+            blocked = "writes outside the project, the worktree, the temporary directory and the writable roots"
+        if s.read == "project":
+            blocked += ", reads outside the project and the system directories"
+        if not s.network:
+            blocked += ", TCP connections"
+        return f"This command ran in the {s.mode} sandbox, which blocks {blocked} (permission denied)."
+
+
+def temp_dir(env: Mapping[str, str]) -> str:
+    """The process's own temporary directory: ``TMPDIR`` (or ``TMP``, ``TEMP``) as the project sees it,
+    else ``/tmp``."""
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        value = env.get(name)
+        if value:
+            return value
+    return "/tmp"
+
+
+def real(path: str, base: Path, env: Mapping[str, str]) -> str:
+    """``path`` with ``~`` expanded, made absolute against ``base``, symlinks resolved."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    return os.path.realpath(os.path.join(base, path))
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def tool_dirs(env: Mapping[str, str]) -> list[str]:
+    """Where the programs a command runs are installed: the Python prefixes and the ``PATH`` directories
+    (but never the home directory itself or ``/``)."""
+    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    found += [entry for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    return [p for p in _unique(map(os.path.realpath, found)) if p not in (home, "/")]
+
+
+def build(
+    settings: Settings,
+    *,
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str],
+    spill: Path | None = None,
+) -> Plan:
+    """The plan of one call in ``directory`` (see the README's sandbox section for the lists)."""
+    base = Path(directory)
+    temp = real(temp_dir(env), base, env)
+    project = [real(str(directory), base, env)]
+    if worktree is not None:
+        project.append(real(str(worktree), base, env))
+    configured = [real(p, base, env) for p in settings.writable]
+    if settings.mode == "read-only":
+        write = [temp]
+    else:
+        write = [*project, temp, *([real(str(spill), base, env)] if spill is not None else []), *configured]
+    read: list[str] = []
+    readable = [real(p, base, env) for p in settings.readable]
+    if settings.read == "project":
+        read = [*project, *configured, *readable, *SYSTEM_READ, *tool_dirs(env)]
+        read = [p for p in _unique(read) if p not in write]
+    missing = [p for p in [*configured, *readable] if not os.path.exists(p)]
+    return Plan(settings, _unique(write), [p for p in read if os.path.exists(p)], missing)
