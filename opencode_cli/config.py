@@ -62,6 +62,7 @@ OUR_KEYS: dict[str, set[str] | None] = {
     "tools": None,
     "mcp": None,  # a table per server, checked by opencode_cli.mcp.config
     "subagent_depth": None,  # how deep task's subagents may nest (default 1)
+    "sandbox": {"mode", "network", "writable", "read", "readable", "required"},  # opencode_cli.sandbox
 }
 
 #: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).

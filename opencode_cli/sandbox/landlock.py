@@ -170,7 +170,9 @@ def restrict(rules: Rules) -> None:
         raise OSError(errno.ENOSYS, "Landlock is not available")
     libc = _libc()
     handled = fs_rights(rules.abi)
-    attr = _RulesetAttr(handled, BIND_TCP | CONNECT_TCP if rules.abi >= NETWORK_ABI and not rules.network else 0)
+    attr = _RulesetAttr(
+        handled, BIND_TCP | CONNECT_TCP if rules.abi >= NETWORK_ABI and not rules.network else 0
+    )
     size = ctypes.sizeof(_RulesetAttr) if attr.handled_access_net else ctypes.sizeof(ctypes.c_uint64)
     ruleset = _check(
         _call(libc.syscall, _SYSCALLS["create_ruleset"], ctypes.byref(attr), size, 0),

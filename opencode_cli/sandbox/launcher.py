@@ -137,8 +137,20 @@ def main() -> None:
         import ctypes
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
-        prctl(_PR_SET_CHILD_SUBREAPER, ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
-        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGUSR1), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0))
+        prctl(
+            _PR_SET_CHILD_SUBREAPER,
+            ctypes.c_ulong(1),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+        )
+        prctl(
+            _PR_SET_PDEATHSIG,
+            ctypes.c_ulong(signal.SIGUSR1),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+        )
     if os.getppid() != int(spec["host"]):  # the host died before the parent-death signal was set
         os._exit(137)
     try:

@@ -17,9 +17,31 @@ from . import landlock
 from .settings import Settings
 
 #: What programs need to read and run when reads are confined (``read = "project"``).
-SYSTEM_READ = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/dev", "/proc", "/sys")
+SYSTEM_READ = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/dev",
+    "/proc",
+    "/sys",
+)
 #: Device files any mode may read and write (output thrown away, terminals).
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts")
+DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+)
 
 
 @dataclass(frozen=True)
@@ -79,14 +101,19 @@ class Plan:
         """The line the model reads at the end of a sandboxed command's failing result."""
         s = self.settings
         if s.mode == "read-only":
-            blocked = "writes anywhere but the temporary directory"
+            blocked = ["writing anywhere but the temporary directory"]
         else:
-            blocked = "writes outside the project, the worktree, the temporary directory and the writable roots"
+            blocked = [
+                "writing outside the project, the worktree, the temporary directory and the writable roots"
+            ]
         if s.read == "project":
-            blocked += ", reads outside the project and the system directories"
+            blocked.append("reading outside them, the readable roots and the system directories")
         if not s.network:
-            blocked += ", TCP connections"
-        return f"This command ran in the {s.mode} sandbox, which blocks {blocked} (permission denied)."
+            blocked.append("TCP connections")
+        return (
+            f"This command ran in the {s.mode} sandbox, which blocks: {'; '.join(blocked)} "
+            "(such attempts fail with permission denied)."
+        )
 
 
 def temp_dir(env: Mapping[str, str]) -> str:

@@ -24,7 +24,6 @@ from ..errors import ConfigError
 
 MODES = ("off", "workspace-write", "read-only")
 READS = ("all", "project")
-KEYS = frozenset({"mode", "network", "writable", "read", "readable", "required"})
 #: The environment variable ``--sandbox MODE`` sets; it wins over the config's ``mode``.
 MODE_ENV = "OPENCODE_SANDBOX"
 
@@ -86,7 +85,7 @@ def settings(config: Mapping[str, Any], env: Mapping[str, str] = os.environ) -> 
         mode = check_mode(override, MODE_ENV)
     read = table.get("read", "all")
     if read not in READS:
-        raise ConfigError(f"sandbox.read must be \"all\" or \"project\", not {read!r}")
+        raise ConfigError(f'sandbox.read must be "all" or "project", not {read!r}')
     return Settings(
         mode=mode,
         network=_boolean(table.get("network", False), "sandbox.network"),

@@ -75,7 +75,9 @@ def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
-async def prepare(ctx: ToolContext, patterns: list[str], command: str, spill: Path | None) -> Sandboxed | None:
+async def prepare(
+    ctx: ToolContext, patterns: list[str], command: str, spill: Path | None
+) -> Sandboxed | None:
     """The sandbox of this call, or ``None`` when it runs unsandboxed (mode off, let out, or no Landlock)."""
     settings = settings_of(ctx)
     if not settings.on:

@@ -205,7 +205,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     collected = collector.finish()
     output = _output_text(collected, notes)
     if sandboxed is not None and finished.code not in (0, None):
-        output += "\n\n" + sandboxed.plan.note()
+        output = output.rstrip("\n") + "\n\n" + sandboxed.plan.note()
     metadata: dict[str, Any] = {
         "output": collector.preview or _shell_output.preview(output),
         "exit": finished.code,
