@@ -68,14 +68,13 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
         return
     landlock = data["landlock"]
     if landlock["abi"]:
-        network = "yes" if landlock["network"] else "no (ABI 4 is needed)"
-        print(f"landlock: ABI {landlock['abi']}; network rules: {network}")
+        rules = "yes" if landlock["network"] else "no (ABI 4 is needed)"
+        print(f"landlock: ABI {landlock['abi']}; network rules: {rules}")
     else:
         print(f"landlock: unavailable: {landlock['reason']}")
-    print(
-        f"mode: {data['mode']}; network: {'allowed' if data['network'] else 'blocked'}; read: {data['read']}; "
-        f"required: {str(data['required']).lower()}"
-    )
+    network = "allowed" if data["network"] else "blocked"
+    required = str(data["required"]).lower()
+    print(f"mode: {data['mode']}; network: {network}; read: {data['read']}; required: {required}")
     status = data["status"]
     print(f"status: {status}" + (f" ({data['problem']})" if data["problem"] and status != "off" else ""))
     if data["mode"] != "off":

@@ -18,6 +18,7 @@ command's exit on, or -1), ``rules`` (:class:`landlock.Rules` as a dict, or null
    descendant and exits; on ``SIGTERM`` it passes it on to every descendant and kills them two seconds later.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -58,10 +59,8 @@ def _signal_all(sig: int) -> bool:
     """Send ``sig`` to every descendant; whether there was one."""
     pids = _descendants()
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, sig)
-        except OSError:
-            pass
     return bool(pids)
 
 
@@ -94,10 +93,8 @@ def _terminated(signum: int, frame: object) -> None:
 
 def _report(status: int, line: str) -> None:
     if status >= 0:
-        try:
+        with contextlib.suppress(OSError):
             os.write(status, line.encode("utf-8", "replace") + b"\n")
-        except OSError:
-            pass
 
 
 def _child(spec: dict, argv: list) -> None:

@@ -66,7 +66,8 @@ class Support:
         if not self.available:
             return self.reason or "Landlock is not available"
         if not settings.network and not self.network:
-            return f"Landlock ABI {self.abi} has no network rules (ABI {landlock.NETWORK_ABI}, Linux 6.7, is needed)"
+            needed = f"ABI {landlock.NETWORK_ABI}, Linux 6.7, is needed"
+            return f"Landlock ABI {self.abi} has no network rules ({needed})"
         return None
 
 

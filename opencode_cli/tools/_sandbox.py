@@ -89,8 +89,8 @@ async def prepare(
     if problem is not None:
         if settings.required:
             raise ToolError(
-                f"The {settings.mode} sandbox is required (sandbox.required) but cannot be enforced: {problem}. "
-                "The command was not run."
+                f"The {settings.mode} sandbox is required (sandbox.required) but cannot be enforced: "
+                f"{problem}. The command was not run."
             )
         if not support.available:
             warn(f"sandbox {settings.mode} not enforced, the command runs unsandboxed: {problem}")
