@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from ..sandbox.settings import Settings, paths_of
 
 #: Keys of a server table, by type.
-LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout"})
+LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout", "sandbox", "writable"})
 REMOTE_KEYS = frozenset({"type", "url", "headers", "enabled", "timeout", "oauth"})
 
 #: How long a server may take to start and list its tools when no timeout is configured (ms).
@@ -50,6 +51,11 @@ class ServerConfig:
     enabled: bool = True
     timeout: int | None = None
     """Milliseconds, from the server's table or ``experimental.mcp_timeout``; ``None``: the defaults."""
+    sandbox: Settings | None = None
+    """A local server's sandbox (``sandbox = true``): ``[sandbox]`` (its mode, or workspace-write when
+    that is off) plus the server's own ``writable`` roots; ``None``: not sandboxed."""
+    writable: tuple[str, ...] = ()
+    """The server's own ``writable`` roots (those beyond ``[sandbox]``'s)."""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -82,6 +88,10 @@ class ServerConfig:
             data["url"] = self.url
             if self.headers:
                 data["headers"] = dict(self.headers)
+        if self.sandbox is not None:
+            data["sandbox"] = True
+            if self.writable:
+                data["writable"] = list(self.writable)
         if not self.enabled:
             data["enabled"] = False
         if self.timeout is not None:
@@ -131,6 +141,7 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
                 type="local",
                 command=tuple(command),
                 environment=_strings(value.get("environment"), f"{where}.environment"),
+                **_sandbox(config, value, where),
                 **common,
             )
         else:
@@ -141,6 +152,24 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
                 type="remote", url=url, headers=_strings(value.get("headers"), f"{where}.headers"), **common
             )
     return found, warnings
+
+
+def _sandbox(config: Mapping[str, Any], table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A local server's ``sandbox`` and ``writable`` keys, as :class:`ServerConfig` fields."""
+    from ..sandbox.settings import settings
+
+    enabled = table.get("sandbox", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}.sandbox must be true or false, not {enabled!r}")
+    writable = paths_of(table.get("writable"), f"{where}.writable")
+    if not enabled:
+        return {}
+    shared = settings(config, {})
+    mode = shared.mode if shared.on else "workspace-write"
+    chosen = Settings(
+        mode, shared.network, shared.writable + writable, shared.read, shared.readable, shared.required
+    )
+    return {"sandbox": chosen, "writable": writable}
 
 
 def _timeout(value: Any, where: str) -> int | None:

@@ -172,9 +172,18 @@ class McpConnection(Service):
         env = {**self.env, **dict(server.environment)}  # as OpenCode: our environment, then the table's
         if shutil.which(command, path=env.get("PATH")) is None:
             raise FileNotFoundError(f"command not found: {command}")
+        rules = None
+        if server.sandbox is not None:  # the same wall as bash's commands (opencode_cli.sandbox)
+            from pathlib import Path
+
+            from ..sandbox import confine
+
+            where, what = Path(self.directory), f"MCP server {self.name}"
+            confined = confine(server.sandbox, directory=where, worktree=None, env=env, what=what)
+            rules = None if confined is None else confined[1]
         params = StdioServerParameters(
             command=sys.executable,
-            args=[*launcher(), command, *args],
+            args=[*launcher(rules), command, *args],
             env=env,
             cwd=self.directory,
             encoding_error_handler="replace",

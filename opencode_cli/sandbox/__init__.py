@@ -9,7 +9,34 @@
 
 from __future__ import annotations
 
-from .plan import Plan, Support, build, support
+from typing import TYPE_CHECKING, Any
+
 from .settings import MODE_ENV, MODES, Settings, settings
 
-__all__ = ["MODES", "MODE_ENV", "Plan", "Settings", "Support", "build", "settings", "support"]
+if TYPE_CHECKING:
+    from .plan import Plan, SandboxRequired, Support, build, confine, support
+
+_FROM_PLAN = ("Plan", "SandboxRequired", "Support", "build", "confine", "support")
+
+
+def __getattr__(name: str) -> Any:
+    """The plan's names, imported on first use (the config check needs only the settings, not ctypes)."""
+    if name in _FROM_PLAN:
+        from . import plan
+
+        return getattr(plan, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "MODES",
+    "MODE_ENV",
+    "Plan",
+    "SandboxRequired",
+    "Settings",
+    "Support",
+    "build",
+    "confine",
+    "settings",
+    "support",
+]

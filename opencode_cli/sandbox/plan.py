@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import ToolError
 from . import landlock
 from .settings import Settings
 
@@ -174,3 +175,43 @@ def build(
         read = [p for p in _unique(read) if p not in write]
     missing = [p for p in [*configured, *readable] if not os.path.exists(p)]
     return Plan(settings, _unique(write), [p for p in read if os.path.exists(p)], missing)
+
+
+class SandboxRequired(ToolError):
+    """``required = true`` and the kernel cannot enforce the mode: the command is not run."""
+
+
+def warn(message: str) -> None:
+    """The one-line warning of a command that runs with less of a sandbox than asked (on stderr)."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def confine(
+    settings: Settings,
+    *,
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str],
+    spill: Path | None = None,
+    what: str = "the command",
+) -> tuple[Plan, landlock.Rules] | None:
+    """The plan and rules for one command (or server) under ``settings``, or ``None`` when it runs
+    unsandboxed: mode off, or no Landlock (with a warning). Where the kernel lacks network rules the
+    filesystem rules still apply, with a warning. Raises :class:`SandboxRequired` with ``required = true``
+    when the kernel falls short."""
+    if not settings.on:
+        return None
+    found = support(env)
+    problem = found.shortfall(settings)
+    if problem is not None:
+        if settings.required:
+            raise SandboxRequired(
+                f"The {settings.mode} sandbox is required (sandbox.required) but cannot be enforced: "
+                f"{problem}. {what[0].upper() + what[1:]} was not run."
+            )
+        if not found.available:
+            warn(f"sandbox {settings.mode} not enforced, {what} runs unsandboxed: {problem}")
+            return None
+        warn(f"sandbox {settings.mode}: TCP connections are not blocked for {what}: {problem}")
+    plan = build(settings, directory=directory, worktree=worktree, env=env, spill=spill)
+    return plan, plan.rules(found.abi)

@@ -7,13 +7,12 @@ permission (a command the rules or an approved ask let out runs unsandboxed), wh
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import sandbox
-from ..errors import PermissionFailure, ToolError
+from ..errors import PermissionFailure
 from ..permission import NO_MATCH, evaluate, merge
 
 if TYPE_CHECKING:
@@ -70,31 +69,15 @@ async def _let_out(ctx: ToolContext, patterns: list[str], command: str) -> bool:
     return True
 
 
-def warn(message: str) -> None:
-    """The one-line warning of a command that runs with less of a sandbox than asked."""
-    print(f"warning: {message}", file=sys.stderr, flush=True)
-
-
 async def prepare(
     ctx: ToolContext, patterns: list[str], command: str, spill: Path | None
 ) -> Sandboxed | None:
-    """The sandbox of this call, or ``None`` when it runs unsandboxed (mode off, let out, or no Landlock)."""
+    """The sandbox of this call, or ``None`` when it runs unsandboxed (mode off, let out, or no Landlock:
+    see :func:`opencode_cli.sandbox.confine`, which also refuses when the sandbox is required)."""
     settings = settings_of(ctx)
-    if not settings.on:
+    if not settings.on or await _let_out(ctx, patterns or [command], command):
         return None
-    if await _let_out(ctx, patterns or [command], command):
-        return None
-    support = sandbox.support(ctx.env)
-    problem = support.shortfall(settings)
-    if problem is not None:
-        if settings.required:
-            raise ToolError(
-                f"The {settings.mode} sandbox is required (sandbox.required) but cannot be enforced: "
-                f"{problem}. The command was not run."
-            )
-        if not support.available:
-            warn(f"sandbox {settings.mode} not enforced, the command runs unsandboxed: {problem}")
-            return None
-        warn(f"sandbox {settings.mode}: TCP connections are not blocked: {problem}")
-    plan = sandbox.build(settings, directory=ctx.directory, worktree=ctx.worktree, env=ctx.env, spill=spill)
-    return Sandboxed(plan, plan.rules(support.abi))
+    confined = sandbox.confine(
+        settings, directory=ctx.directory, worktree=ctx.worktree, env=ctx.env, spill=spill
+    )
+    return None if confined is None else Sandboxed(*confined)
