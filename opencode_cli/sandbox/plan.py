@@ -141,11 +141,16 @@ def _unique(paths: Iterable[str]) -> list[str]:
 
 
 def tool_dirs(env: Mapping[str, str]) -> list[str]:
-    """Where the programs a command runs are installed: the Python prefixes and the ``PATH`` directories
-    (but never the home directory itself or ``/``)."""
+    """Where the programs a command runs are installed: the Python prefixes, the ``PATH`` directories and,
+    for a ``bin``/``sbin``/``shims`` one, its parent (``~/.cargo``, ``~/.pyenv``: a tool's own files) —
+    never the home directory itself or ``/``."""
     home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    found += [entry for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if os.path.isabs(entry):
+            found.append(entry)
+            if os.path.basename(entry.rstrip("/")) in ("bin", "sbin", "shims"):
+                found.append(os.path.dirname(entry.rstrip("/")))
     return [p for p in _unique(map(os.path.realpath, found)) if p not in (home, "/")]
 
 
