@@ -15,10 +15,13 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import stat
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # not ``typing``'s: the launcher imports this module, and typing is slow to import
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 ABI_ENV = "OPENCODE_LANDLOCK_ABI"
 #: Syscall numbers by machine (they are the same on every architecture that has them, since 5.13).
@@ -63,8 +66,13 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+_LIBC: list[Any] = []
+
+
 def _libc() -> Any:
-    return ctypes.CDLL(None, use_errno=True)
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
 
 
 def _call(function: Any, *args: Any) -> int:
@@ -72,8 +80,18 @@ def _call(function: Any, *args: Any) -> int:
     return int(function(*(ctypes.c_long(a) if isinstance(a, int) else a for a in args)))
 
 
+_KERNEL: list[tuple[int, str]] = []
+
+
 def kernel_abi() -> tuple[int, str]:
-    """The kernel's own Landlock ABI version and, when it is 0, why (not Linux, no Landlock, disabled)."""
+    """The kernel's own Landlock ABI version and, when it is 0, why (not Linux, no Landlock, disabled);
+    asked once per process."""
+    if not _KERNEL:
+        _KERNEL.append(_ask_kernel())
+    return _KERNEL[0]
+
+
+def _ask_kernel() -> tuple[int, str]:
     if not sys.platform.startswith("linux"):
         return 0, "Landlock is a Linux security module; this is " + sys.platform
     try:
@@ -114,44 +132,68 @@ def fs_rights(version: int) -> int:
     return rights
 
 
-@dataclass
 class Rules:
     """What a sandboxed process may touch. Paths are real (symlinks resolved) and absolute.
 
     ``write``: full access beneath each path; ``read``: read and execute beneath each path (or ``/`` as a
     whole when ``read_all``); ``devices``: files such as ``/dev/null`` that may be read and written;
     ``network``: whether TCP ``connect``/``bind`` stay allowed (refused otherwise, on ABI 4 and later).
+    A plain class (no dataclasses): the launcher imports this module between fork and exec.
     """
 
-    abi: int
-    write: list[str] = field(default_factory=list)
-    read: list[str] = field(default_factory=list)
-    devices: list[str] = field(default_factory=list)
-    read_all: bool = True
-    network: bool = False
+    __slots__ = ("abi", "devices", "network", "read", "read_all", "write")
 
-    def as_dict(self) -> dict[str, Any]:
-        """The rules as plain data (what the launcher receives)."""
-        return {
-            "abi": self.abi,
-            "write": self.write,
-            "read": self.read,
-            "devices": self.devices,
-            "read_all": self.read_all,
-            "network": self.network,
-        }
+    def __init__(
+        self,
+        abi: int,
+        write: list[str] | None = None,
+        read: list[str] | None = None,
+        devices: list[str] | None = None,
+        read_all: bool = True,
+        network: bool = False,
+    ) -> None:
+        self.abi = abi
+        self.write = list(write or [])
+        self.read = list(read or [])
+        self.devices = list(devices or [])
+        self.read_all = read_all
+        self.network = network
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rules) and self.as_args() == other.as_args()
+
+    def __repr__(self) -> str:
+        return f"Rules({' '.join(self.as_args())})"
+
+    def as_args(self) -> list[str]:
+        """The rules as command-line words (what the launcher receives): ``abi=N``, ``network=0|1``,
+        ``read_all=0|1``, then ``w:PATH``, ``r:PATH`` and ``d:PATH`` for each path."""
+        words = [f"abi={self.abi}", f"network={int(self.network)}", f"read_all={int(self.read_all)}"]
+        words += [f"w:{path}" for path in self.write]
+        words += [f"r:{path}" for path in self.read]
+        words += [f"d:{path}" for path in self.devices]
+        return words
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
-        """The inverse of :meth:`as_dict`."""
-        return cls(
-            abi=int(data["abi"]),
-            write=list(data.get("write", [])),
-            read=list(data.get("read", [])),
-            devices=list(data.get("devices", [])),
-            read_all=bool(data.get("read_all", True)),
-            network=bool(data.get("network", False)),
-        )
+    def from_args(cls, words: list[str]) -> Rules:
+        """The inverse of :meth:`as_args`."""
+        rules = cls(0)
+        lists = {"w": rules.write, "r": rules.read, "d": rules.devices}
+        for word in words:
+            kind, _, value = word.partition(":")
+            if kind in lists and value:
+                lists[kind].append(value)
+                continue
+            key, _, number = word.partition("=")
+            if key == "abi":
+                rules.abi = int(number)
+            elif key == "network":
+                rules.network = number == "1"
+            elif key == "read_all":
+                rules.read_all = number == "1"
+            else:
+                raise ValueError(f"not a rule: {word!r}")
+        return rules
 
 
 def _check(result: int, what: str) -> int:
@@ -198,7 +240,7 @@ def _add_path(libc: Any, ruleset: int, path: str, rights: int) -> None:
     except OSError:
         return  # absent (or unreachable): nothing beneath it to grant
     try:
-        if not os.path.isdir(path):
+        if not stat.S_ISDIR(os.fstat(descriptor).st_mode):
             rights &= FILE_RIGHTS
         beneath = _PathBeneathAttr(rights, descriptor)
         _check(

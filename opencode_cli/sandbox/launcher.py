@@ -1,11 +1,11 @@
-"""The launcher: ``python -E -s -S launcher.py SPEC COMMAND ARGS…`` runs COMMAND so that nothing it starts
-outlives the host, optionally inside a Landlock sandbox.
+"""The launcher: ``python -E -s -S launcher.py HOST STATUS [RULE…] -- COMMAND ARGS…`` runs COMMAND so that
+nothing it starts outlives the host, optionally inside a Landlock sandbox.
 
-It is a script, not a module of the package: it imports only the standard library and :mod:`landlock`
+It is a script, not a module of the package: it imports only a few standard modules and :mod:`landlock`
 beside it (its own directory is the first entry of ``sys.path``), so it starts in a few milliseconds.
 
-SPEC is JSON: ``host`` (the pid that must stay our parent), ``status`` (a descriptor to report the
-command's exit on, or -1), ``rules`` (:class:`landlock.Rules` as a dict, or null).
+HOST is the pid that must stay our parent; STATUS a descriptor to report the command's exit on, or -1;
+the RULEs, when there are any, are :class:`landlock.Rules` as words (:meth:`landlock.Rules.as_args`).
 
 1. It becomes the *reaper* of everything below it (``PR_SET_CHILD_SUBREAPER``: an orphaned descendant is
    reparented to it, not to init) and asks for ``SIGUSR1`` when the host dies (``PR_SET_PDEATHSIG``).
@@ -14,23 +14,21 @@ command's exit on, or -1), ``rules`` (:class:`landlock.Rules` as a dict, or null
    status descriptor (``exec ERRNO`` or ``sandbox MESSAGE``) and the command does not run.
 3. It waits. When the command exits it writes ``exit CODE`` on the status descriptor and, with one,
    stays to reap the command's background jobs (so those die with the host too); without one it exits
-   with the command's code, killing what is left. On ``SIGUSR1`` (the host died) it ``SIGKILL``'s every
-   descendant and exits; on ``SIGTERM`` it passes it on to every descendant and kills them two seconds later.
+   with the command's code, killing what is left. On ``SIGUSR1`` (the host died, or the host's grace
+   period for a stopped command ran out) it ``SIGKILL``'s every descendant and exits; on ``SIGTERM`` it
+   passes it on to every descendant (those that left the process group too).
 """
 
-import contextlib
-import json
+import _signal as signal  # the C module: ``signal`` would import enum (and functools, collections)
 import os
-import signal
 import sys
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-KILL_GRACE_SECONDS = 2
 
 
 class _Doomed(Exception):
-    """The host died (or the grace after SIGTERM ran out): kill everything below us."""
+    """The host died (or asks for the end): kill everything below us."""
 
 
 def _descendants() -> list[int]:
@@ -59,8 +57,10 @@ def _signal_all(sig: int) -> bool:
     """Send ``sig`` to every descendant; whether there was one."""
     pids = _descendants()
     for pid in pids:
-        with contextlib.suppress(OSError):
+        try:
             os.kill(pid, sig)
+        except OSError:  # gone meanwhile
+            continue
     return bool(pids)
 
 
@@ -75,7 +75,11 @@ def _reap() -> None:
 
 
 def _kill_all_and_exit(code: int) -> None:
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM, signal.SIGALRM})
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:  # no child, so no descendant at all: nothing to look for in /proc
+        os._exit(code)
     while _signal_all(signal.SIGKILL):  # until none is left (one may fork meanwhile)
         _reap()
     _reap()
@@ -87,28 +91,28 @@ def _doomed(signum: int, frame: object) -> None:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    _signal_all(signal.SIGTERM)
-    signal.alarm(KILL_GRACE_SECONDS)
+    _signal_all(signal.SIGTERM)  # those that left the process group get it too
 
 
 def _report(status: int, line: str) -> None:
     if status >= 0:
-        with contextlib.suppress(OSError):
+        try:
             os.write(status, line.encode("utf-8", "replace") + b"\n")
+        except OSError:  # the host stopped listening
+            return
 
 
-def _child(spec: dict, argv: list) -> None:
+def _child(status: int, rules: list, argv: list) -> None:
     """In the forked child: default signals, the sandbox, then the command (never returns)."""
-    status = spec.get("status", -1)
     try:
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGUSR1, signal.SIGTERM, signal.SIGALRM):
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGUSR1, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        if spec.get("rules") is not None:
+        if rules:
             import landlock
 
             try:
-                landlock.restrict(landlock.Rules.from_dict(spec["rules"]))
+                landlock.restrict(landlock.Rules.from_args(rules))
             except OSError as error:
                 _report(status, f"sandbox {error.strerror or error}")
                 os._exit(126)
@@ -122,13 +126,12 @@ def _child(spec: dict, argv: list) -> None:
 
 
 def main() -> None:
-    spec = json.loads(sys.argv[1])
-    argv = sys.argv[2:]
-    status = int(spec.get("status", -1))
+    host, status = int(sys.argv[1]), int(sys.argv[2])
+    split = sys.argv.index("--", 3)
+    rules, argv = sys.argv[3:split], sys.argv[split + 1 :]
     if status >= 0:
         os.set_inheritable(status, False)  # the command and its children must not hold it open
     signal.signal(signal.SIGUSR1, _doomed)
-    signal.signal(signal.SIGALRM, _doomed)
     signal.signal(signal.SIGTERM, _terminated)
     if sys.platform.startswith("linux"):
         import ctypes
@@ -148,12 +151,12 @@ def main() -> None:
             ctypes.c_ulong(0),
             ctypes.c_ulong(0),
         )
-    if os.getppid() != int(spec["host"]):  # the host died before the parent-death signal was set
+    if os.getppid() != host:  # the host died before the parent-death signal was set
         os._exit(137)
     try:
         command = os.fork()
         if command == 0:
-            _child(spec, argv)
+            _child(status, rules, argv)
         null = os.open(os.devnull, os.O_RDWR)
         for descriptor in (0, 1, 2):  # the command's pipes are its own: do not hold them open
             os.dup2(null, descriptor)

@@ -7,6 +7,7 @@ the plan is built, once per call; the launcher only opens them.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -143,15 +144,20 @@ def _unique(paths: Iterable[str]) -> list[str]:
 def tool_dirs(env: Mapping[str, str]) -> list[str]:
     """Where the programs a command runs are installed: the Python prefixes, the ``PATH`` directories and,
     for a ``bin``/``sbin``/``shims`` one, its parent (``~/.cargo``, ``~/.pyenv``: a tool's own files) —
-    never the home directory itself or ``/``."""
-    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    never the home directory itself or ``/``. Resolved once per ``PATH`` and home."""
+    return list(_tool_dirs(env.get("PATH", ""), env.get("HOME") or os.path.expanduser("~")))
+
+
+@functools.lru_cache(maxsize=8)
+def _tool_dirs(search: str, home: str) -> tuple[str, ...]:
+    home = os.path.realpath(home)
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    for entry in env.get("PATH", "").split(os.pathsep):
+    for entry in search.split(os.pathsep):
         if os.path.isabs(entry):
             found.append(entry)
             if os.path.basename(entry.rstrip("/")) in ("bin", "sbin", "shims"):
                 found.append(os.path.dirname(entry.rstrip("/")))
-    return [p for p in _unique(map(os.path.realpath, found)) if p not in (home, "/")]
+    return tuple(p for p in _unique(map(os.path.realpath, found)) if p not in (home, "/"))
 
 
 def build(

@@ -1,4 +1,4 @@
-"""The launcher of child processes that must die with us: ``python -E -s -S launcher.py SPEC cmd args…``.
+"""The launcher of child processes that must die with us: ``python -E -s -S launcher.py … -- cmd args…``.
 
 The launcher (:mod:`opencode_cli.sandbox.launcher`, a standalone script) stays between us and the command
 as the reaper of everything the command starts: when we die (even by SIGKILL) the kernel signals it
@@ -12,7 +12,6 @@ MCP SDK starts (so :func:`~.processes.spawn` cannot be used there).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,5 +30,5 @@ def launcher(rules: Rules | None = None, status: int = -1) -> list[str]:
     run it (``exec ERRNO MESSAGE``, ``sandbox MESSAGE``), and then stays to reap its background jobs;
     -1: the launcher exits with the command's code instead, killing what the command left behind.
     """
-    spec = {"host": os.getpid(), "status": status, "rules": None if rules is None else rules.as_dict()}
-    return ["-E", "-s", "-S", str(SCRIPT), json.dumps(spec, separators=(",", ":"))]
+    words = [] if rules is None else rules.as_args()
+    return ["-E", "-s", "-S", str(SCRIPT), str(os.getpid()), str(status), *words, "--"]

@@ -40,6 +40,8 @@ DRAIN_SECONDS = 0.2
 """After the shell exits, how long output still arriving (from a background job holding the pipe) is read."""
 READ_CHUNK = 64 * 1024
 POLL_SECONDS = 0.05
+LAUNCHER_SECONDS = 1.0
+"""How long the launcher has to kill what is left after the grace period, before the group is SIGKILLed."""
 
 
 def name(shell: str) -> str:
@@ -238,6 +240,11 @@ def _exit_future(status: int, loop: asyncio.AbstractEventLoop) -> asyncio.Future
     return future
 
 
+def _signal_process(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
 def _signal(group: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, sig)
@@ -280,6 +287,12 @@ async def stop_group(group: int, exited: asyncio.Future[int]) -> None:
         while loop.time() < deadline:
             if exited.done() and not group_alive(group):
                 return
+            await asyncio.sleep(POLL_SECONDS)
+        # The launcher (the group's leader) SIGKILLs every descendant, those that left the group too;
+        # SIGKILL to the group is the last resort.
+        _signal_process(group, signal.SIGUSR1)
+        deadline = loop.time() + LAUNCHER_SECONDS
+        while loop.time() < deadline and group_alive(group):
             await asyncio.sleep(POLL_SECONDS)
         _signal(group, signal.SIGKILL)
         await exited
