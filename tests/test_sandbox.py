@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from opencode_cli import sandbox
 from opencode_cli.errors import ConfigError
 from opencode_cli.permission import Rule
+from opencode_cli.permission import match as permission_match
 from opencode_cli.sandbox import landlock
 from opencode_cli.tools._sandbox import decide
 
@@ -102,12 +103,22 @@ def test_only_rules_naming_sandbox_let_a_command_out() -> None:
     assert decide(["make"], [Rule("sandbox", "*", "ask")]) == "ask"
 
 
-@given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
-def test_a_command_is_let_out_only_when_every_part_is_allowed(patterns: list[str]) -> None:
-    rules = [Rule("sandbox", patterns[0], "allow")]
-    expected = "allow" if all(p == patterns[0] or "*" in patterns[0] for p in patterns) else "deny"
-    if "*" not in patterns[0] and "?" not in patterns[0]:
-        assert decide(patterns, rules) == expected
+WORDS = st.sampled_from(["npm", "npm *", "git *", "make", "*", "rm -rf *", "ls"])
+ACTIONS = st.sampled_from(["allow", "ask", "deny"])
+RULES = st.lists(st.tuples(st.sampled_from(["sandbox", "*", "bash", "sand*"]), WORDS, ACTIONS), max_size=6)
+
+
+@given(RULES, st.lists(st.sampled_from(["npm test", "git status", "make", "rm -rf x", "ls"]), min_size=1))
+def test_the_sandbox_decision_hears_only_rules_that_name_it(rules: list[Any], patterns: list[str]) -> None:
+    ruleset = [Rule(permission, pattern, action) for permission, pattern, action in rules]
+    own = [rule for rule in ruleset if rule.permission == "sandbox"]
+    assert decide(patterns, ruleset) == decide(patterns, own)
+    if not own:
+        assert decide(patterns, ruleset) == "deny"
+    if decide(patterns, ruleset) == "allow":  # every part is allowed by the last sandbox rule matching it
+        for pattern in patterns:
+            last = [rule for rule in own if permission_match(pattern, rule.pattern)][-1]
+            assert last.action == "allow"
 
 
 # -- the CLI as real processes ----------------------------------------------------------------------------
