@@ -34,7 +34,11 @@ class _Doomed(Exception):
 def _descendants() -> list[int]:
     """Every live process below this one (read from ``/proc``)."""
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc: only the process group can be reached
+        return []
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -113,8 +117,8 @@ def _child(status: int, rules: list, argv: list) -> None:
 
             try:
                 landlock.restrict(landlock.Rules.from_args(rules))
-            except OSError as error:
-                _report(status, f"sandbox {error.strerror or error}")
+            except Exception as error:  # never run the command unconfined
+                _report(status, f"sandbox {getattr(error, 'strerror', None) or error}")
                 os._exit(126)
         try:
             os.execvp(argv[0], argv)

@@ -451,3 +451,29 @@ def test_required_refuses_without_network_rules(make_project: Any, place: Place)
     bash = harness(make_project, place, "workspace-write", required="true")
     with pytest.raises(ToolError, match="has no network rules"):
         bash.run({"command": "true"}, env=bash.env(OPENCODE_LANDLOCK_ABI="3"))
+
+
+def test_rules_the_launcher_cannot_apply_stop_the_command(tmp_path: Path) -> None:
+    # An empty write path is not a rule: the child reports it and never runs the command unconfined.
+    import asyncio
+
+    from opencode_cli.context import AbortSignal
+    from opencode_cli.tools import _shell
+
+    marker = tmp_path / "ran"
+
+    async def main() -> None:
+        await _shell.run(
+            "/bin/sh",
+            f"touch {marker}",
+            cwd=str(tmp_path),
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=30,
+            abort=AbortSignal(),
+            on_output=lambda text: None,
+            rules=landlock.Rules(landlock.kernel_abi()[0], write=[""]),
+        )
+
+    with pytest.raises(_shell.SandboxError, match="the sandbox could not be applied: not a rule: 'w:'"):
+        asyncio.run(main())
+    assert not marker.exists()
