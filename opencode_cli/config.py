@@ -50,6 +50,9 @@ DEFAULTS: dict[str, Any] = {
     "tool_output.max_bytes": MAX_BYTES,
     "subagent_depth": 1,
     "plugins.disabled": [],
+    "sandbox.mode": "off",  # opencode_cli.sandbox.settings
+    "sandbox.read": "all",
+    "sandbox.required": False,
 }
 
 #: Keys this package reads, with their sub-keys (``None``: free-form table).

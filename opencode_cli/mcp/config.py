@@ -7,6 +7,8 @@
     command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
     environment = { DEBUG = "1" }
     timeout = 10000          # ms, for starting and for each request (default: experimental.mcp_timeout)
+    sandbox = true           # run it in the [sandbox] (workspace-write when that is off)
+    writable = ["~/.cache/files-server"]   # its own writable roots, besides [sandbox]'s
 
     [mcp.docs]
     type = "remote"
