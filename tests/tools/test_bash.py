@@ -477,6 +477,14 @@ def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(bash: Harne
     assert 3 <= time.monotonic() - start < 10
 
 
+def test_a_timeout_also_kills_what_left_the_process_group(bash: Harness) -> None:
+    # The escapee ignores SIGTERM and runs in a session of its own: the launcher kills it at the end.
+    command = "setsid sh -c 'trap \"\" TERM; exec sleep 1000' & echo $!; sleep 60"
+    result = bash.run({"command": command, "timeout": 300})
+    escapee = int(result.output.split()[0])
+    assert wait_gone(escapee)
+
+
 def test_default_timeout_from_the_environment_flag(make_project: Any) -> None:
     project = make_project(
         extra_env={"SHELL": "/bin/bash", "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS": "500"}

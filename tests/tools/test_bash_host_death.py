@@ -52,8 +52,13 @@ def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
 @pytest.mark.parametrize(
     ("command", "sleeps"),
-    [("sleep 100", 1), ("sleep 100; echo done", 1), ("(sleep 100 &); sleep 50", 2)],
-    ids=["sleep", "sleep-then-echo", "orphan-and-sleep"],
+    [
+        ("sleep 100", 1),
+        ("sleep 100; echo done", 1),
+        ("(sleep 100 &); sleep 50", 2),
+        ("setsid sleep 100 & sleep 50", 2),  # one leaves the process group: the launcher's tree walk finds it
+    ],
+    ids=["sleep", "sleep-then-echo", "orphan-and-sleep", "new-session-and-sleep"],
 )
 def test_sigkill_of_the_host_kills_what_bash_started(
     command: str, sleeps: int, sandbox: str, cli_env: dict[str, str]
