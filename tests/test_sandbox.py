@@ -290,3 +290,19 @@ def test_a_local_mcp_server_runs_under_the_same_rules(
         ["failed: Permission denied", "written", "written"] if sandboxed else ["written"] * 3
     )
     assert (outside / "x").exists() is not sandboxed
+
+
+def test_a_server_table_takes_the_sandbox_mode_or_workspace_write() -> None:
+    from opencode_cli.mcp.config import servers
+
+    table = {"type": "local", "command": ["srv"], "sandbox": True, "writable": ["/data"]}
+    [alone] = servers({"mcp": {"s": table}})[0].values()
+    assert alone.sandbox == sandbox.Settings("workspace-write", writable=("/data",))
+    assert alone.as_dict()["sandbox"] is True and alone.as_dict()["writable"] == ["/data"]
+    shared = {"mcp": {"s": table}, "sandbox": {"mode": "read-only", "writable": ["/cache"], "network": True}}
+    [server] = servers(shared)[0].values()
+    assert server.sandbox == sandbox.Settings("read-only", network=True, writable=("/cache", "/data"))
+    [plain] = servers({"mcp": {"s": {"type": "local", "command": ["srv"]}}})[0].values()
+    assert plain.sandbox is None
+    with pytest.raises(ConfigError, match=r"mcp.s.sandbox must be true or false, not 'yes'"):
+        servers({"mcp": {"s": {**table, "sandbox": "yes"}}})

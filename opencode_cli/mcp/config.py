@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ConfigError
-from ..sandbox.settings import Settings, paths_of
+from ..sandbox.settings import Settings, server_sandbox
 
 #: Keys of a server table, by type.
 LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout", "sandbox", "writable"})
@@ -143,7 +143,7 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
                 type="local",
                 command=tuple(command),
                 environment=_strings(value.get("environment"), f"{where}.environment"),
-                **_sandbox(config, value, where),
+                **server_sandbox(config, value, where),
                 **common,
             )
         else:
@@ -154,24 +154,6 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
                 type="remote", url=url, headers=_strings(value.get("headers"), f"{where}.headers"), **common
             )
     return found, warnings
-
-
-def _sandbox(config: Mapping[str, Any], table: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """A local server's ``sandbox`` and ``writable`` keys, as :class:`ServerConfig` fields."""
-    from ..sandbox.settings import settings
-
-    enabled = table.get("sandbox", False)
-    if not isinstance(enabled, bool):
-        raise ConfigError(f"{where}.sandbox must be true or false, not {enabled!r}")
-    writable = paths_of(table.get("writable"), f"{where}.writable")
-    if not enabled:
-        return {}
-    shared = settings(config, {})
-    mode = shared.mode if shared.on else "workspace-write"
-    chosen = Settings(
-        mode, shared.network, shared.writable + writable, shared.read, shared.readable, shared.required
-    )
-    return {"sandbox": chosen, "writable": writable}
 
 
 def _timeout(value: Any, where: str) -> int | None:

@@ -94,3 +94,18 @@ def settings(config: Mapping[str, Any], env: Mapping[str, str] = os.environ) -> 
         readable=paths_of(table.get("readable"), "sandbox.readable"),
         required=_boolean(table.get("required", False), "sandbox.required"),
     )
+
+
+def server_sandbox(config: Mapping[str, Any], table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A local MCP server's ``sandbox = true`` and ``writable = […]`` (``table`` is its ``[mcp.NAME]``,
+    ``where`` that name for errors) as the fields of its config: ``sandbox`` (``[sandbox]``, in its mode or
+    ``workspace-write`` when that is off, plus the server's roots) and ``writable``; empty when off."""
+    enabled = table.get("sandbox", False)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}.sandbox must be true or false, not {enabled!r}")
+    writable = paths_of(table.get("writable"), f"{where}.writable")
+    if not enabled:
+        return {}
+    shared = settings(config, {})
+    chosen = replace(shared, mode=shared.mode if shared.on else "workspace-write").with_writable(writable)
+    return {"sandbox": chosen, "writable": writable}
