@@ -50,6 +50,9 @@ DEFAULTS: dict[str, Any] = {
     "tool_output.max_bytes": MAX_BYTES,
     "subagent_depth": 1,
     "plugins.disabled": [],
+    "sandbox.mode": "off",  # opencode_cli.sandbox.settings
+    "sandbox.read": "all",
+    "sandbox.required": False,
 }
 
 #: Keys this package reads, with their sub-keys (``None``: free-form table).
@@ -62,6 +65,7 @@ OUR_KEYS: dict[str, set[str] | None] = {
     "tools": None,
     "mcp": None,  # a table per server, checked by opencode_cli.mcp.config
     "subagent_depth": None,  # how deep task's subagents may nest (default 1)
+    "sandbox": {"mode", "network", "writable", "read", "readable", "required"},  # opencode_cli.sandbox
 }
 
 #: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).

@@ -153,6 +153,8 @@ def permission_key(tool_id: str) -> str:
 
 #: Permissions the core asks itself, whatever the tools: a path outside the project, a call repeated.
 CORE_PERMISSIONS = ("external_directory", "doom_loop")
+#: Permissions a tool asks besides its own key: bash asks ``sandbox`` to run a command unsandboxed.
+ALSO_ASKED = {"bash": ("sandbox",)}
 
 
 def unasked(permission: str, tool_ids: Iterable[str], prefixes: Iterable[str] = ()) -> str | None:
@@ -161,7 +163,9 @@ def unasked(permission: str, tool_ids: Iterable[str], prefixes: Iterable[str] = 
     of ``prefixes`` (a configured MCP server's ``NAME_``, whose tools appear once it is connected) counts."""
     import difflib
 
-    asked = sorted({*CORE_PERMISSIONS, *(permission_key(tool_id) for tool_id in tool_ids)})
+    tool_ids = list(tool_ids)
+    also = (key for tool_id in tool_ids for key in ALSO_ASKED.get(tool_id, ()))
+    asked = sorted({*CORE_PERMISSIONS, *(permission_key(tool_id) for tool_id in tool_ids), *also})
     if any(match(key, permission) for key in asked) or any(permission.startswith(p) for p in prefixes):
         return None
     close = difflib.get_close_matches(permission, asked, n=3, cutoff=0.6)

@@ -45,6 +45,8 @@ lsp_app = typer.Typer(
     help="Language servers: which serve which files, and a file's diagnostics.", no_args_is_help=True
 )
 app.add_typer(lsp_app, name="lsp")
+sandbox_app = typer.Typer(help="The Landlock sandbox bash commands run in.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
 
 
 #: The command groups, by name (``opencode NAME …``).
@@ -57,6 +59,7 @@ GROUPS = {
     "todos": todos_app,
     "mcp": mcp_app,
     "lsp": lsp_app,
+    "sandbox": sandbox_app,
 }
 
 
@@ -133,6 +136,26 @@ DenyOption = Annotated[
     list[str] | None,
     typer.Option("--deny", metavar="PERMISSION[=PATTERN]", help="Deny outright (repeatable; wins)."),
 ]
+
+
+def _sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE``: checked, then set for the whole command as ``OPENCODE_SANDBOX``."""
+    if value is not None:
+        from .common import use_sandbox
+
+        use_sandbox(value)
+    return value
+
+
+SandboxOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        metavar="MODE",
+        callback=_sandbox_mode,
+        help="Run bash commands in a Landlock sandbox: off, workspace-write or read-only (default: config).",
+    ),
+]
 ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", help="Schema profile instead of the provider's (openai-strict, gemini…)."),
@@ -148,6 +171,7 @@ def run_prompt(
     yes: YesOption = False,
     allow: AllowOption = None,
     deny: DenyOption = None,
+    sandbox: SandboxOption = None,
     json_: JsonOption = False,
 ) -> None:
     """Send PROMPT to the model with the project's tools and run its tool calls until it answers."""
@@ -213,6 +237,7 @@ def tools_run(
     yes: YesOption = False,
     allow: AllowOption = None,
     deny: DenyOption = None,
+    sandbox: SandboxOption = None,
     answer: Annotated[
         list[str] | None,
         typer.Option(
@@ -270,6 +295,7 @@ def tools_call(
     yes: YesOption = False,
     allow: AllowOption = None,
     deny: DenyOption = None,
+    sandbox: SandboxOption = None,
     json_: JsonOption = False,
 ) -> None:
     """Run raw tool call(s) — OpenAI, Anthropic tool_use or Gemini shape, or a list — through repair and
@@ -461,6 +487,7 @@ def mcp_serve(
     ] = None,
     allow: AllowOption = None,
     deny: DenyOption = None,
+    sandbox: SandboxOption = None,
     yes: YesOption = False,
     session: Annotated[
         str | None,
@@ -499,6 +526,22 @@ def mcp_serve(
         allow_hosts=allow_host or [],
         token=token,
     )
+
+
+@sandbox_app.command("check")
+def sandbox_check(
+    command: Annotated[
+        str | None, typer.Argument(metavar="[COMMAND]", help="A command line: would it run sandboxed?")
+    ] = None,
+    sandbox: SandboxOption = None,
+    agent: AgentOption = None,
+    json_: JsonOption = False,
+) -> None:
+    """What this kernel supports (Landlock ABI, network rules), the sandbox's effective writable and
+    readable lists, and whether COMMAND would run in it."""
+    from .sandbox_cmd import check
+
+    check(command, agent, json_)
 
 
 @lsp_app.command("list")

@@ -80,6 +80,17 @@ def friendly_errors() -> Iterator[None]:
         fail(f"error: {describe_exception(error)} (set OPENCODE_DEBUG=1 for the traceback)", EXIT_TOOL_ERROR)
 
 
+def use_sandbox(mode: str) -> None:
+    """``--sandbox MODE``: every bash command of this command runs in that sandbox (``OPENCODE_SANDBOX``,
+    which the project's environment and so :func:`opencode_cli.sandbox.settings` read); exit 2 when
+    ``mode`` is not one."""
+    from ..sandbox.settings import MODE_ENV, MODES
+
+    if mode not in MODES:
+        fail(f"error: --sandbox must be one of {', '.join(MODES)}, not {mode!r}")
+    os.environ[MODE_ENV] = mode
+
+
 def make_project(directory: Path | None = None, warn: Callable[[str], None] | None = None) -> Any:
     """The :class:`~opencode_cli.project.Project` for the current directory (or ``directory``); it is
     closed when the command ends (whatever it started is stopped), also when the command fails."""

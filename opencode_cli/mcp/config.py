@@ -7,6 +7,8 @@
     command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
     environment = { DEBUG = "1" }
     timeout = 10000          # ms, for starting and for each request (default: experimental.mcp_timeout)
+    sandbox = true           # run it in the [sandbox] (workspace-write when that is off)
+    writable = ["~/.cache/files-server"]   # its own writable roots, besides [sandbox]'s
 
     [mcp.docs]
     type = "remote"
@@ -26,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from ..sandbox.settings import Settings, server_sandbox
 from .credentials import OAuthConfig, oauth_table, parse_oauth
 
 #: Keys of a server table, by type.
-LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout"})
+LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout", "sandbox", "writable"})
 REMOTE_KEYS = frozenset({"type", "url", "headers", "enabled", "timeout", "oauth"})
 
 #: How long a server may take to start and list its tools when no timeout is configured (ms).
@@ -56,6 +59,11 @@ class ServerConfig:
     ``experimental.mcp_timeout``)."""
     oauth: OAuthConfig = field(default_factory=OAuthConfig)
     """A remote server's ``oauth`` (see :mod:`.credentials`)."""
+    sandbox: Settings | None = None
+    """A local server's sandbox (``sandbox = true``): ``[sandbox]`` (its mode, or workspace-write when
+    that is off) plus the server's own ``writable`` roots; ``None``: not sandboxed."""
+    writable: tuple[str, ...] = ()
+    """The server's own ``writable`` roots (those beyond ``[sandbox]``'s)."""
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -94,6 +102,10 @@ class ServerConfig:
                 data["headers"] = dict(self.headers)
             if (oauth := oauth_table(self.oauth)) is not None:
                 data["oauth"] = oauth
+        if self.sandbox is not None:
+            data["sandbox"] = True
+            if self.writable:
+                data["writable"] = list(self.writable)
         if not self.enabled:
             data["enabled"] = False
         if self.timeout is not None:
@@ -146,6 +158,7 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
                 type="local",
                 command=tuple(command),
                 environment=_strings(value.get("environment"), f"{where}.environment"),
+                **server_sandbox(config, value, where),
                 **common,
             )
         else:

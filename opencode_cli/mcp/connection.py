@@ -17,12 +17,13 @@ import asyncio
 import contextlib
 import os
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..services import Service
-from .stdio import quote
 from .credentials import AuthenticationNeeded
+from .stdio import quote
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -274,10 +275,20 @@ class McpConnection(Service):
         env = {**self.env, **dict(server.environment)}  # as OpenCode: our environment, then the table's
         if shutil.which(command, path=env.get("PATH")) is None:
             raise FileNotFoundError(f"command not found: {command}")
+        argv: list[str] = list(server.command)
+        if server.sandbox is not None:  # the same wall as bash's commands (opencode_cli.sandbox)
+            from pathlib import Path
+
+            from ..sandbox import confine
+            from ..services.launch import launcher
+
+            where, what = Path(self.directory), f"MCP server {self.name}"
+            confined = confine(server.sandbox, directory=where, worktree=None, env=env, what=what)
+            argv = [sys.executable, *launcher(None if confined is None else confined[1]), *argv]
         self.process = ServerProcess()
         return await stack.enter_async_context(
             stdio_transport(
-                server.command,
+                argv,
                 env=env,
                 cwd=self.directory,
                 process=self.process,

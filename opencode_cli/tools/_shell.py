@@ -3,12 +3,16 @@
 :func:`choose` picks the shell: ``$SHELL`` when it is bash, zsh or sh, otherwise ``bash`` on ``PATH``
 (``/bin/zsh`` on macOS), otherwise ``/bin/sh``. fish and nu are never used: their syntax is not POSIX.
 
-:func:`run` starts ``<shell> -c <command>`` in a new session (so in its own process group), with standard
-input closed and standard error merged into standard output, and hands each piece of output to a
-callback as it arrives (decoded as UTF-8). It returns when the shell exits, when the timeout passes or
+:func:`run` starts ``<shell> -c <command>`` through the launcher (:mod:`opencode_cli.services.launch`)
+in a new session (so in its own process group), with standard input closed and standard error merged
+into standard output, and hands each piece of output to a callback as it arrives (decoded as UTF-8).
+The launcher stays as the reaper of whatever the command starts, so all of it dies with us, even when we
+are SIGKILLed; given sandbox rules it applies them to the shell between fork and exec. It reports the
+shell's exit on a pipe of its own. :func:`run` returns when the shell exits, when the timeout passes or
 when the abort signal fires; in the last two cases the whole process group is stopped: ``SIGTERM``, then
 ``SIGKILL`` to whatever is still alive three seconds later. A job the command leaves running in the
-background after a normal exit is left alone (as in OpenCode), but the call does not wait for it.
+background after a normal exit is left alone while we live (as in OpenCode), but the call does not wait
+for it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ if TYPE_CHECKING:  # asyncio and subprocess are imported when a command runs, no
     import subprocess
 
     from ..context import AbortSignal
+    from ..sandbox.landlock import Rules
 
 ACCEPTED = frozenset({"bash", "zsh", "sh"})
 KILL_GRACE_SECONDS = 3.0
@@ -35,6 +40,8 @@ DRAIN_SECONDS = 0.2
 """After the shell exits, how long output still arriving (from a background job holding the pipe) is read."""
 READ_CHUNK = 64 * 1024
 POLL_SECONDS = 0.05
+LAUNCHER_SECONDS = 1.0
+"""How long the launcher has to kill what is left after the grace period, before the group is SIGKILLed."""
 
 
 def name(shell: str) -> str:
@@ -79,32 +86,46 @@ async def run(
     timeout: float,
     abort: AbortSignal,
     on_output: Callable[[str], None],
+    rules: Rules | None = None,
 ) -> Finished:
     """Run ``command`` with ``shell -c``; ``timeout`` in seconds (the slack is added here).
 
-    ``on_output`` receives decoded text in arrival order. Raises :class:`OSError` when the shell cannot be
-    started. A cancelled call stops the process group before the cancellation goes on.
+    ``on_output`` receives decoded text in arrival order; ``rules``, when given, sandbox the shell and all
+    it starts. Raises :class:`OSError` when the shell cannot be started, :class:`SandboxError` when the
+    sandbox cannot be applied (the command does not run then). A cancelled call stops the process group
+    before the cancellation goes on.
     """
     import asyncio
     import codecs
     import signal
     import subprocess
 
-    process = subprocess.Popen(
-        [shell, "-c", command],
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    from ..services.launch import launcher
+
+    status_read, status_write = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, *launcher(rules, status_write), shell, "-c", command],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(status_write,),
+        )
+    except BaseException:
+        os.close(status_read)
+        raise
+    finally:
+        os.close(status_write)
+    _LAUNCHERS.add(process)
     group = process.pid  # the new session's id, and its process group's
     loop = asyncio.get_running_loop()
     assert process.stdout is not None
     reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
     try:
-        exited = _exit_future(process, loop)
+        exited = _exit_future(status_read, loop)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop), process.stdout
         )
@@ -158,38 +179,70 @@ def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _exit_future(process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop) -> asyncio.Future[int]:
-    """A future set to the return code once ``process`` exits (it is reaped then).
+class SandboxError(OSError):
+    """The launcher could not apply the sandbox; the command did not run."""
 
-    Linux gives a pollable descriptor for the process (``pidfd``); elsewhere a thread waits for it.
-    asyncio's own subprocess support is not used: it only reports the exit once every process holding
-    the output pipe has closed it, which a background job may never do.
+
+#: Launchers still reaping what their command left running (they exit when it is all gone).
+_LAUNCHERS: set[subprocess.Popen[bytes]] = set()
+
+
+def _reap_launchers() -> None:
+    for process in list(_LAUNCHERS):
+        if process.poll() is not None:
+            _LAUNCHERS.discard(process)
+
+
+def _parse_status(data: bytes) -> int:
+    """The shell's return code from the launcher's report (negative: killed by that signal)."""
+    line = data.decode("utf-8", "replace").partition("\n")[0]
+    word, _, rest = line.partition(" ")
+    if word == "exit":
+        return int(rest)
+    if word == "exec":
+        number, _, message = rest.partition(" ")
+        raise OSError(int(number), message)
+    if word == "sandbox":
+        raise SandboxError(f"the sandbox could not be applied: {rest}")
+    return -9  # the launcher was killed before it could report (the group was stopped)
+
+
+def _exit_future(status: int, loop: asyncio.AbstractEventLoop) -> asyncio.Future[int]:
+    """A future set to the shell's return code once the launcher reports it on ``status`` (read to its
+    end, then closed). The launcher itself may live on to reap background jobs, so its own exit is not
+    what is waited for; it is reaped later (see :data:`_LAUNCHERS`).
     """
     future: asyncio.Future[int] = loop.create_future()
-    try:
-        descriptor = os.pidfd_open(process.pid)  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        descriptor = None
-    if descriptor is not None:
+    received = bytearray()
+    os.set_blocking(status, False)
 
-        def ready() -> None:
-            loop.remove_reader(descriptor)
-            os.close(descriptor)
-            code = process.wait()
-            if not future.done():
-                future.set_result(code)
+    def ready() -> None:
+        try:
+            data = os.read(status, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            received.extend(data)
+            return
+        loop.remove_reader(status)
+        os.close(status)
+        _reap_launchers()
+        if future.done():
+            return
+        try:
+            future.set_result(_parse_status(bytes(received)))
+        except (OSError, ValueError) as error:
+            future.set_exception(error)
 
-        loop.add_reader(descriptor, ready)
-        return future
-
-    def wait() -> None:
-        code = process.wait()
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(code))
-
-    import threading
-
-    threading.Thread(target=wait, name="opencode-shell-wait", daemon=True).start()
+    loop.add_reader(status, ready)
     return future
+
+
+def _signal_process(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
 
 
 def _signal(group: int, sig: int) -> None:
@@ -234,6 +287,12 @@ async def stop_group(group: int, exited: asyncio.Future[int]) -> None:
         while loop.time() < deadline:
             if exited.done() and not group_alive(group):
                 return
+            await asyncio.sleep(POLL_SECONDS)
+        # The launcher (the group's leader) SIGKILLs every descendant, those that left the group too;
+        # SIGKILL to the group is the last resort.
+        _signal_process(group, signal.SIGUSR1)
+        deadline = loop.time() + LAUNCHER_SECONDS
+        while loop.time() < deadline and group_alive(group):
             await asyncio.sleep(POLL_SECONDS)
         _signal(group, signal.SIGKILL)
         await exited

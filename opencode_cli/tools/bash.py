@@ -31,7 +31,7 @@ from ..contract import ToolResult, unless_aborted
 from ..errors import ToolError
 from ..flags import Flags
 from ..truncate import Truncator
-from . import _bash_prompt, _shell, _shell_output, _shell_scan
+from . import _bash_prompt, _sandbox, _shell, _shell_output, _shell_scan
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -165,6 +165,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         paths.tmp_dir().mkdir(parents=True, exist_ok=True)
 
     truncator = ctx.truncator or Truncator(paths.tool_output_dir(ctx.env))
+    sandboxed = await _sandbox.prepare(ctx, scan.patterns, params.command, truncator.directory)
     collector = _shell_output.OutputCollector(truncator)
     reporter = _Reporter(ctx)
     reporter.send("")
@@ -182,7 +183,11 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
             timeout=timeout_ms / 1000,
             abort=ctx.abort,
             on_output=on_output,
+            rules=sandboxed.rules if sandboxed is not None else None,
         )
+    except _shell.SandboxError as error:
+        collector.close()
+        raise ToolError(f"{error}. The command was not run.") from None
     except OSError as error:
         collector.close()
         raise ToolError(f"Failed to start {shell}: {error.strerror or error}") from None
@@ -199,6 +204,8 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         notes.append(ABORTED_NOTE)
     collected = collector.finish()
     output = _output_text(collected, notes)
+    if sandboxed is not None and finished.code not in (0, None):
+        output = output.rstrip("\n") + "\n\n" + sandboxed.plan.note()
     metadata: dict[str, Any] = {
         "output": collector.preview or _shell_output.preview(output),
         "exit": finished.code,

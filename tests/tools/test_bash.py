@@ -213,9 +213,10 @@ def test_stdin_is_closed(bash: Harness) -> None:
 
 
 def test_command_runs_in_its_own_process_group(bash: Harness) -> None:
-    result = bash.run({"command": "cut -d' ' -f5 /proc/$$/stat; echo $$"})
-    group, pid = result.output.split()
-    assert group == pid
+    # The group is led by the launcher, the shell's parent, which stays to reap what the shell starts.
+    result = bash.run({"command": "cut -d' ' -f4,5 /proc/$$/stat"})
+    parent, group = result.output.split()
+    assert group == parent
     assert int(group) != os.getpgid(0)
 
 
@@ -474,6 +475,14 @@ def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(bash: Harne
     grandchild = int(result.output.split()[0])
     assert wait_gone(grandchild)
     assert 3 <= time.monotonic() - start < 10
+
+
+def test_a_timeout_also_kills_what_left_the_process_group(bash: Harness) -> None:
+    # The escapee ignores SIGTERM and runs in a session of its own: the launcher kills it at the end.
+    command = "setsid sh -c 'trap \"\" TERM; exec sleep 1000' & echo $!; sleep 60"
+    result = bash.run({"command": command, "timeout": 300})
+    escapee = int(result.output.split()[0])
+    assert wait_gone(escapee)
 
 
 def test_default_timeout_from_the_environment_flag(make_project: Any) -> None:

@@ -1,0 +1,104 @@
+"""``opencode sandbox check``: what the kernel supports, the effective lists, and a command's fate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .common import friendly_errors, make_project, print_json
+
+
+def report(project: Any, command: str | None, agent_name: str | None) -> dict[str, Any]:
+    """The check as data (what ``--json`` prints)."""
+    from .. import sandbox
+    from ..tools import _sandbox, _shell_scan
+
+    settings = sandbox.settings(project.config.data, project.env)
+    support = sandbox.support(project.env)
+    plan = sandbox.build(
+        settings,
+        directory=project.directory,
+        worktree=project.worktree,
+        env=project.env,
+        spill=project.truncator.directory,
+    )
+    problem = support.shortfall(settings)
+    if not settings.on:
+        status = "off"
+    elif problem is None:
+        status = "enforced"
+    elif settings.required:
+        status = "refused"
+    else:
+        status = "degraded" if support.available else "not enforced"
+    data: dict[str, Any] = {
+        "landlock": {"abi": support.abi, "network": support.network, "reason": support.reason or None},
+        "mode": settings.mode,
+        "network": settings.network,
+        "read": settings.read,
+        "required": settings.required,
+        "status": status,
+        "problem": problem,
+        "writable": plan.write if settings.on else [],
+        "readable": (plan.read or ["/"]) if settings.on else [],
+        "missing": plan.missing,
+    }
+    if command is not None:
+        scan = _shell_scan.scan(
+            command, cwd=str(project.directory), directory=project.directory, worktree=project.worktree,
+            env=project.env,
+        )  # fmt: skip
+        patterns = scan.patterns or [command]
+        decision = _sandbox.decide(patterns, project.agent(agent_name).permission)
+        sandboxed = settings.on and decision != "allow" and status in ("enforced", "degraded")
+        data["command"] = {
+            "command": command,
+            "patterns": patterns,
+            "sandbox": decision,
+            "sandboxed": sandboxed,
+        }
+    return data
+
+
+def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
+    """Print :func:`report` for the current project."""
+    with friendly_errors():
+        data = report(make_project(), command, agent_name)
+    if as_json:
+        print_json(data)
+        return
+    landlock = data["landlock"]
+    if landlock["abi"]:
+        rules = "yes" if landlock["network"] else "no (ABI 4 is needed)"
+        print(f"landlock: ABI {landlock['abi']}; network rules: {rules}")
+    else:
+        print(f"landlock: unavailable: {landlock['reason']}")
+    network = "allowed" if data["network"] else "blocked"
+    required = str(data["required"]).lower()
+    print(f"mode: {data['mode']}; network: {network}; read: {data['read']}; required: {required}")
+    status = data["status"]
+    print(f"status: {status}" + (f" ({data['problem']})" if data["problem"] and status != "off" else ""))
+    if data["mode"] != "off":
+        print("writable:")
+        for path in data["writable"]:
+            print(f"  {path}")
+        print("readable:" + (" everything" if data["readable"] == ["/"] else ""))
+        if data["readable"] != ["/"]:
+            for path in data["readable"]:
+                print(f"  {path}")
+    for path in data["missing"]:
+        print(f"missing (grants nothing): {path}")
+    found = data.get("command")
+    if found is not None:
+        if found["sandboxed"]:
+            fate = "runs in the sandbox"
+        elif data["mode"] == "off":
+            fate = "runs unsandboxed (mode off)"
+        elif status == "refused":
+            fate = "is refused (the sandbox is required and cannot be enforced)"
+        elif status == "not enforced":
+            fate = "runs unsandboxed (Landlock unavailable), with a warning"
+        else:
+            fate = "runs unsandboxed (the sandbox permission allows it)"
+        if found["sandbox"] == "ask" and found["sandboxed"]:
+            fate += "; an approved `sandbox` ask would let it out"
+        print(f"command: {fate}")

@@ -1,0 +1,228 @@
+"""From settings to rules: the effective writable and readable lists of one call, what the kernel can
+enforce, and the line a model reads when a sandboxed command fails.
+
+Every path is made real (``~`` expanded, relative ones taken from the project, symlinks resolved) when
+the plan is built, once per call; the launcher only opens them.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ToolError
+from . import landlock
+from .settings import Settings
+
+#: What programs need to read and run when reads are confined (``read = "project"``).
+SYSTEM_READ = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/dev",
+    "/proc",
+    "/sys",
+)
+#: Device files any mode may read and write (output thrown away, terminals).
+DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+)
+
+
+@dataclass(frozen=True)
+class Support:
+    """What this kernel can enforce: the Landlock ABI (0: none), and why not when it cannot."""
+
+    abi: int
+    reason: str = ""
+
+    @property
+    def available(self) -> bool:
+        """Whether Landlock can be used at all."""
+        return self.abi >= 1
+
+    @property
+    def network(self) -> bool:
+        """Whether TCP connect/bind can be refused (ABI 4 and later)."""
+        return self.abi >= landlock.NETWORK_ABI
+
+    def shortfall(self, settings: Settings) -> str | None:
+        """Why ``settings`` cannot be enforced here, or ``None`` when they can."""
+        if not self.available:
+            return self.reason or "Landlock is not available"
+        if not settings.network and not self.network:
+            needed = f"ABI {landlock.NETWORK_ABI}, Linux 6.7, is needed"
+            return f"Landlock ABI {self.abi} has no network rules ({needed})"
+        return None
+
+
+def support(env: Mapping[str, str] = os.environ) -> Support:
+    """What the kernel supports (``OPENCODE_LANDLOCK_ABI`` can lower it: see :mod:`.landlock`)."""
+    return Support(*landlock.abi(env))
+
+
+@dataclass
+class Plan:
+    """The effective lists of a sandboxed call, and its :class:`~.landlock.Rules`."""
+
+    settings: Settings
+    write: list[str]
+    read: list[str] = field(default_factory=list)
+    """The readable roots when reads are confined (empty: everything may be read)."""
+    missing: list[str] = field(default_factory=list)
+    """Configured roots that do not exist (they grant nothing)."""
+
+    def rules(self, abi: int) -> landlock.Rules:
+        """The rules for the launcher."""
+        return landlock.Rules(
+            abi=abi,
+            write=list(self.write),
+            read=list(self.read),
+            devices=[d for d in DEVICES if os.path.exists(d)],
+            read_all=self.settings.read == "all",
+            network=self.settings.network,
+        )
+
+    def note(self) -> str:
+        """The line the model reads at the end of a sandboxed command's failing result."""
+        s = self.settings
+        if s.mode == "read-only":
+            blocked = ["writing anywhere but the temporary directory"]
+        else:
+            blocked = [
+                "writing outside the project, the worktree, the temporary directory and the writable roots"
+            ]
+        if s.read == "project":
+            blocked.append("reading outside them, the readable roots and the system directories")
+        if not s.network:
+            blocked.append("TCP connections")
+        return (
+            f"This command ran in the {s.mode} sandbox, which blocks: {'; '.join(blocked)} "
+            "(such attempts fail with permission denied)."
+        )
+
+
+def temp_dir(env: Mapping[str, str]) -> str:
+    """The process's own temporary directory: ``TMPDIR`` (or ``TMP``, ``TEMP``) as the project sees it,
+    else ``/tmp``."""
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        value = env.get(name)
+        if value:
+            return value
+    return "/tmp"
+
+
+def real(path: str, base: Path, env: Mapping[str, str]) -> str:
+    """``path`` with ``~`` expanded, made absolute against ``base``, symlinks resolved."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    return os.path.realpath(os.path.join(base, path))
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def tool_dirs(env: Mapping[str, str]) -> list[str]:
+    """Where the programs a command runs are installed: the Python prefixes, the ``PATH`` directories and,
+    for a ``bin``/``sbin``/``shims`` one, its parent (``~/.cargo``, ``~/.pyenv``: a tool's own files) —
+    never the home directory itself or ``/``. Resolved once per ``PATH`` and home."""
+    return list(_tool_dirs(env.get("PATH", ""), env.get("HOME") or os.path.expanduser("~")))
+
+
+@functools.lru_cache(maxsize=8)
+def _tool_dirs(search: str, home: str) -> tuple[str, ...]:
+    home = os.path.realpath(home)
+    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    for entry in search.split(os.pathsep):
+        if os.path.isabs(entry):
+            found.append(entry)
+            if os.path.basename(entry.rstrip("/")) in ("bin", "sbin", "shims"):
+                found.append(os.path.dirname(entry.rstrip("/")))
+    return tuple(p for p in _unique(map(os.path.realpath, found)) if p not in (home, "/"))
+
+
+def build(
+    settings: Settings,
+    *,
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str],
+    spill: Path | None = None,
+) -> Plan:
+    """The plan of one call in ``directory`` (see the README's sandbox section for the lists)."""
+    base = Path(directory)
+    temp = real(temp_dir(env), base, env)
+    project = [real(str(directory), base, env)]
+    if worktree is not None:
+        project.append(real(str(worktree), base, env))
+    configured = [real(p, base, env) for p in settings.writable]
+    if settings.mode == "read-only":
+        write = [temp]
+    else:
+        write = [*project, temp, *([real(str(spill), base, env)] if spill is not None else []), *configured]
+    read: list[str] = []
+    readable = [real(p, base, env) for p in settings.readable]
+    if settings.read == "project":
+        read = [*project, *configured, *readable, *SYSTEM_READ, *tool_dirs(env)]
+        read = [p for p in _unique(read) if p not in write]
+    missing = [p for p in [*configured, *readable] if not os.path.exists(p)]
+    return Plan(settings, _unique(write), [p for p in read if os.path.exists(p)], missing)
+
+
+class SandboxRequired(ToolError):
+    """``required = true`` and the kernel cannot enforce the mode: the command is not run."""
+
+
+def warn(message: str) -> None:
+    """The one-line warning of a command that runs with less of a sandbox than asked (on stderr)."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def confine(
+    settings: Settings,
+    *,
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str],
+    spill: Path | None = None,
+    what: str = "the command",
+) -> tuple[Plan, landlock.Rules] | None:
+    """The plan and rules for one command (or server) under ``settings``, or ``None`` when it runs
+    unsandboxed: mode off, or no Landlock (with a warning). Where the kernel lacks network rules the
+    filesystem rules still apply, with a warning. Raises :class:`SandboxRequired` with ``required = true``
+    when the kernel falls short."""
+    if not settings.on:
+        return None
+    found = support(env)
+    problem = found.shortfall(settings)
+    if problem is not None:
+        if settings.required:
+            raise SandboxRequired(
+                f"The {settings.mode} sandbox is required (sandbox.required) but cannot be enforced: "
+                f"{problem}. {what[0].upper() + what[1:]} was not run."
+            )
+        if not found.available:
+            warn(f"sandbox {settings.mode} not enforced, {what} runs unsandboxed: {problem}")
+            return None
+        warn(f"sandbox {settings.mode}: TCP connections are not blocked for {what}: {problem}")
+    plan = build(settings, directory=directory, worktree=worktree, env=env, spill=spill)
+    return plan, plan.rules(found.abi)
