@@ -16,6 +16,7 @@ from _lsp_servers import configure, fixture_server
 from _processes import alive, wait_gone
 
 from opencode_cli import ToolError
+from opencode_cli.lsp.servers import LspServers
 from opencode_cli.project import Project
 
 ProjectFactory = Callable[..., Project]
@@ -78,6 +79,9 @@ def test_a_hanging_server_costs_the_bound_once_and_never_fails_the_edit(
 
     async def main() -> list[Any]:
         async with project, project.session() as session:
+            # started beforehand, however loaded the machine: the bound is spent on diagnostics only
+            clients, errors = await (await LspServers.of(project)).clients(str(code))
+            assert len(clients) == 1 and not errors
             first = await session.execute(
                 "edit", {"filePath": str(code), "oldString": "fine", "newString": "oops"}
             )
