@@ -19,7 +19,7 @@ from opencode_cli.errors import ToolError
 from opencode_cli.services import Portal, ProcessService, Service, ServiceError, Services, spawn
 
 T = TypeVar("T")
-LIMIT = 20.0
+LIMIT = 60.0  # a generous bound for waiting on an event; nothing waits for it to pass
 
 
 def run(coroutine: Awaitable[T], limit: float = LIMIT) -> T:
