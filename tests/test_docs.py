@@ -346,3 +346,33 @@ def test_every_example_not_run_names_one_example() -> None:
     examples = shell_examples()
     for key in NOT_RUN:
         assert len([e for e in examples if e.written.startswith(key)]) == 1, key
+
+
+# -- what docs/library.md promises about wrong calls ------------------------------------------------------
+
+
+def test_library_doc_on_wrong_calls_is_what_dispatch_does(make_project) -> None:
+    """A misspelt name and non-JSON arguments: rerouted to ``invalid``, completed; failed validation:
+    an error part. The doc says so, and dispatch does it."""
+    import asyncio
+
+    from opencode_cli import ToolCall
+
+    text = " ".join((DOCS / "library.md").read_text(encoding="utf-8").split())
+    assert (
+        "a misspelt tool name and arguments that are not JSON are rerouted to the `invalid` tool: the part "
+        'has `tool == "invalid"` (`requested` keeps the name the model wrote), `status == "completed"`'
+    ) in text
+    assert 'fail the tool\'s validation come back with `status == "error"`' in text
+
+    async def main() -> list:
+        async with make_project() as project, project.session() as session:
+            calls = [("raed", '{"filePath": "x"}'), ("read", "{not json"), ("read", '{"filePath": 3}')]
+            return [await session.dispatch(ToolCall(name=name, arguments=args)) for name, args in calls]
+
+    misspelt, not_json, invalid = asyncio.run(main())
+    for part, written in ((misspelt, "raed"), (not_json, "read")):
+        assert (part.tool, part.requested, part.status) == ("invalid", written, "completed")
+        assert part.text.startswith("The arguments provided to the tool are invalid: ")
+    assert (invalid.tool, invalid.status) == ("read", "error")
+    assert invalid.text.startswith("The read tool was called with invalid arguments: ")
