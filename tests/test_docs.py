@@ -213,37 +213,42 @@ class ShellExample(NamedTuple):
 
 def shell_examples() -> list[ShellExample]:
     """Every command of every ``sh`` block of README.md and docs/*.md, in order."""
+    found = []
+    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        doc = path.name if path.parent == ROOT else f"docs/{path.name}"
+        found.extend(examples_in(path.read_text(encoding="utf-8"), doc))
+    return found
+
+
+def examples_in(text: str, doc: str) -> list[ShellExample]:
+    """The commands of the ``sh`` blocks of one document: a command whose quote goes on is read to its
+    end, ``export NAME=VALUE`` applies to the rest of its block, a comment ``# exit N`` states the code."""
     import shlex
 
     found = []
-    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
-        text = path.read_text(encoding="utf-8")
-        for match in SHELL_FENCE.finditer(text):
-            first = text.count("\n", 0, match.start(1)) + 1
-            env: dict[str, str] = {}
-            pending, start = "", 0
-            for number, line in enumerate(match.group(1).splitlines(), first):
-                pending, start = (f"{pending}\n{line}", start) if pending else (line, number)
-                try:
-                    words = shlex.split(pending, comments=True)
-                except ValueError:  # a quote goes on to the next line
-                    continue
-                source, pending = pending, ""
-                if words[:1] == ["export"]:
-                    env.update(word.split("=", 1) for word in words[1:])  # type: ignore[misc]
-                    continue
-                stated = re.search(r"#.*\bexit (\d+)\b", source)
-                command = source if "#" not in source else _without_comment(source, words)
-                found.append(
-                    ShellExample(
-                        path.name if path.parent == ROOT else f"docs/{path.name}",
-                        start,
-                        source.splitlines()[0],
-                        command,
-                        dict(env),
-                        int(stated.group(1)) if stated else 0,
-                    )
-                )
+    for match in SHELL_FENCE.finditer(text):
+        first = text.count("\n", 0, match.start(1)) + 1
+        env: dict[str, str] = {}
+        pending, start = "", 0
+        for number, line in enumerate(match.group(1).splitlines(), first):
+            pending, start = (f"{pending}\n{line}", start) if pending else (line, number)
+            try:
+                words = shlex.split(pending, comments=True)
+            except ValueError:  # a quote goes on to the next line
+                continue
+            source, pending = pending, ""
+            if not words:
+                continue
+            if words[0] == "export":
+                env.update(word.split("=", 1) for word in words[1:])  # type: ignore[misc]
+                continue
+            comment = source[len(_without_comment(source, words)) :]
+            stated = re.search(r"\bexit (\d+)\b", comment)
+            command = _without_comment(source, words)
+            written = source.splitlines()[0]
+            found.append(
+                ShellExample(doc, start, written, command, dict(env), int(stated[1]) if stated else 0)
+            )
     return found
 
 
@@ -251,9 +256,14 @@ def _without_comment(source: str, words: list[str]) -> str:
     """``source`` up to its comment: the shortest prefix that parses to the same words."""
     import shlex
 
-    for end in range(len(source), 0, -1):
-        if source[end - 1] == "#" and shlex.split(source[: end - 1], comments=True) == words:
-            return source[: end - 1].rstrip()
+    for end in range(1, len(source) + 1):
+        if source[end - 1] != "#":
+            continue
+        try:
+            if shlex.split(source[: end - 1], comments=True) == words:
+                return source[: end - 1].rstrip()
+        except ValueError:  # the `#` is inside a quote
+            continue
     return source.rstrip()
 
 
@@ -376,3 +386,23 @@ def test_library_doc_on_wrong_calls_is_what_dispatch_does(make_project) -> None:
         assert part.text.startswith("The arguments provided to the tool are invalid: ")
     assert (invalid.tool, invalid.status) == ("read", "error")
     assert invalid.text.startswith("The read tool was called with invalid arguments: ")
+
+
+def test_shell_examples_are_read_as_a_shell_would() -> None:
+    text = (
+        "Intro.\n\n```sh\nexport MODE=1\nopencode tools list   # all of them\n\n"
+        "opencode tools run bash command='echo a # not a comment\necho b'\n"
+        "opencode tools run nope          # exit 2: no such tool\n```\n\n```python\nopencode = 1\n```\n"
+    )
+    examples = examples_in(text, "doc.md")
+    assert [(e.line, e.command, e.env, e.exit_code) for e in examples] == [
+        (5, "opencode tools list", {"MODE": "1"}, 0),
+        (7, "opencode tools run bash command='echo a # not a comment\necho b'", {"MODE": "1"}, 0),
+        (9, "opencode tools run nope", {"MODE": "1"}, 2),
+    ]
+    assert examples[0].written == "opencode tools list   # all of them"
+    assert opencode_commands(examples[1]) == [
+        ({}, ["tools", "run", "bash", "command=echo a # not a comment\necho b"])
+    ]
+    chained = ShellExample("doc.md", 1, "", "pip install . && X=1 opencode plugins list", {}, 0)
+    assert opencode_commands(chained) == [({"X": "1"}, ["plugins", "list"])]
