@@ -6,6 +6,10 @@ keyed by the interpreter, ``sys.path`` and the modification time of each of its 
 or removing a distribution changes its site directory's mtime and so invalidates the cache. Each
 environment (interpreter and ``sys.path``) has a cache file of its own, so that two of them sharing a
 cache directory (two virtual environments, a ``PYTHONPATH`` set now and then) do not push each other out.
+
+``OPENCODE_PLUGIN_PATH`` (directories separated by ``os.pathsep``) narrows the search to the distributions
+installed in those directories instead of every directory of ``sys.path``; set but empty, no directory is
+searched. A test suite uses it to see only the plugins it installed, whatever else the environment holds.
 """
 
 from __future__ import annotations
@@ -14,10 +18,22 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 CACHE_VERSION = 1
+
+#: The variable that narrows the search for entry points to some directories (see the module docstring).
+PATH_VARIABLE = "OPENCODE_PLUGIN_PATH"
+
+
+def search_path(env: Mapping[str, str]) -> list[str] | None:
+    """The directories ``OPENCODE_PLUGIN_PATH`` names in ``env``; ``None`` when it is unset."""
+    value = env.get(PATH_VARIABLE)
+    if value is None:
+        return None
+    return [os.path.abspath(entry) for entry in value.split(os.pathsep) if entry]
 
 
 class EntryPoint(NamedTuple):
@@ -37,9 +53,9 @@ class EntryPoint(NamedTuple):
         return target
 
 
-def _path_key() -> list[tuple[str, int]]:
+def _path_key(path: Sequence[str]) -> list[tuple[str, int]]:
     key = []
-    for entry in sys.path:
+    for entry in path:
         try:
             key.append((os.path.abspath(entry or "."), os.stat(entry or ".").st_mtime_ns))
         except OSError:
@@ -47,11 +63,21 @@ def _path_key() -> list[tuple[str, int]]:
     return key
 
 
-def _scan(group: str) -> list[EntryPoint]:
-    from importlib.metadata import entry_points
+def _scan(group: str, path: Sequence[str] | None) -> list[EntryPoint]:
+    from importlib.metadata import distributions, entry_points
 
+    if path is None:
+        entries = list(entry_points(group=group))
+    else:  # as entry_points() does: the first distribution of a name on the path wins
+        seen: set[str] = set()
+        entries = []
+        for dist in distributions(path=list(path)):
+            name = (dist.metadata["Name"] or "").lower().replace("-", "_")
+            if name not in seen:
+                seen.add(name)
+                entries.extend(entry for entry in dist.entry_points if entry.group == group)
     found = []
-    for entry in entry_points(group=group):
+    for entry in entries:
         dist = getattr(entry, "dist", None)
         found.append(
             EntryPoint(
@@ -64,14 +90,18 @@ def _scan(group: str) -> list[EntryPoint]:
     return found
 
 
-def discover(group: str, cache_dir: Path | None) -> list[EntryPoint]:
-    """The group's entry points, from the cache when it is still valid (``cache_dir=None``: no cache)."""
+def discover(group: str, cache_dir: Path | None, path: Sequence[str] | None = None) -> list[EntryPoint]:
+    """The group's entry points, from the cache when it is still valid (``cache_dir=None``: no cache).
+
+    ``path``: the directories to search (see :func:`search_path`); ``None`` searches ``sys.path``.
+    """
     if cache_dir is None:
-        return _scan(group)
+        return _scan(group, path)
     import zlib
 
-    key = {"version": CACHE_VERSION, "python": sys.executable, "group": group, "path": _path_key()}
-    environment = zlib.crc32(json.dumps([sys.executable, sys.path]).encode("utf-8", "surrogatepass"))
+    searched = sys.path if path is None else list(path)
+    key = {"version": CACHE_VERSION, "python": sys.executable, "group": group, "path": _path_key(searched)}
+    environment = zlib.crc32(json.dumps([sys.executable, searched]).encode("utf-8", "surrogatepass"))
     cache = cache_dir / f"entry-points-{group}-{environment:08x}.json"
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
@@ -79,7 +109,7 @@ def discover(group: str, cache_dir: Path | None) -> list[EntryPoint]:
             return [EntryPoint(**item) for item in stored["entry_points"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass
-    found = _scan(group)
+    found = _scan(group, path)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         temporary = cache.with_name(f".{cache.name}.{os.getpid()}")

@@ -14,7 +14,7 @@ import importlib.util
 import inspect
 import os
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -182,7 +182,8 @@ class Plugins:
     authors know them from pytest. ``async def`` implementations are called by pluggy like any other (so
     they return a coroutine) and the coroutines are awaited afterwards on the caller's loop
     (:meth:`acall`); ``loop`` gives the event loop they run on when a hook is called from sync code
-    (:meth:`call`: the project's portal).
+    (:meth:`call`: the project's portal). ``search_path`` narrows where entry
+    points are looked for (``OPENCODE_PLUGIN_PATH``, see :mod:`opencode_cli.entrypoints`).
     """
 
     def __init__(
@@ -195,6 +196,7 @@ class Plugins:
         warn: Warn | None = None,
         cache_dir: Path | None = None,
         loop: Callable[[], asyncio.AbstractEventLoop] | None = None,
+        search_path: Sequence[str] | None = None,
     ) -> None:
         self.manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
@@ -203,6 +205,7 @@ class Plugins:
         self._warn = warn or (lambda message: None)
         self._disabled = set(disabled)
         self._cache_dir = cache_dir
+        self._search_path = search_path
         self._loop = loop or _no_loop
         self._async_hooks: set[str] = set()
         for module_name in builtin:
@@ -332,7 +335,7 @@ class Plugins:
     def _load_entry_points(self) -> None:
         from .entrypoints import discover
 
-        for entry in discover(ENTRY_POINT_GROUP, self._cache_dir):
+        for entry in discover(ENTRY_POINT_GROUP, self._cache_dir, self._search_path):
             version = entry.version
             if self.manager.get_plugin(entry.name) is not None:
                 continue

@@ -134,6 +134,8 @@ class Project:
         if autoload is None:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)
         cache = None if self.env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(self.env)
+        from .entrypoints import search_path
+
         return Plugins(
             autoload=autoload,
             disabled=disabled,
@@ -141,6 +143,7 @@ class Project:
             warn=self.warn,
             cache_dir=cache,
             loop=lambda: self.portal.loop,
+            search_path=search_path(self.env),
         )
 
     @cached_property

@@ -18,7 +18,7 @@ def alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
+def wait_gone(pid: int, timeout: float = 60.0) -> bool:
     """Wait up to ``timeout`` seconds for process ``pid`` to be gone; whether it is."""
     deadline = time.monotonic() + timeout
     while alive(pid):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -17,8 +19,27 @@ from opencode_cli.project import Project
 SLOW_TESTS = "OPENCODE_TEST_SLOW"
 
 
+#: Entry-point plugins are looked for only where a test installed them (``OPENCODE_PLUGIN_PATH``; empty:
+#: nowhere), so a developer's own plugin in the suite's environment never shows up in a listing. Set for the
+#: suite's own process (and so every process it starts with ``os.environ``) and in the ``env``/``cli_env``
+#: fixtures; a test that installs a plugin sets the variable to the directory it installed into.
+PLUGIN_PATH = "OPENCODE_PLUGIN_PATH"
+os.environ[PLUGIN_PATH] = ""
+
+#: Fixtures that may install software on first use (npm packages into the test cache): a test using one
+#: gets :data:`INSTALL_TIMEOUT` seconds instead of the default ``timeout`` of pyproject.toml. Modules that
+#: build virtual environments or wheels say so themselves with ``pytestmark = pytest.mark.timeout(...)``.
+INSTALLING_FIXTURES = frozenset({"everything_entry"})
+INSTALL_TIMEOUT = 900
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the slow end-to-end tests out of a plain ``python -m pytest`` (fast feedback)."""
+    """Give the tests that may install software a longer timeout; leave the slow end-to-end tests out of a
+    plain ``python -m pytest`` (fast feedback)."""
+    for item in items:
+        installs = INSTALLING_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if installs and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(INSTALL_TIMEOUT))
     if os.environ.get(SLOW_TESTS) or config.getoption("markexpr"):
         return
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
@@ -31,6 +52,27 @@ def pytest_report_header(config: pytest.Config) -> str:
     if os.environ.get(SLOW_TESTS) or config.getoption("markexpr"):
         return "slow tests: as chosen"
     return f"slow tests: left out (set {SLOW_TESTS}=1 to run them, as .ci/run does)"
+
+
+@pytest.fixture(autouse=True)
+def deliverable_sigint() -> Iterator[None]:
+    """Let SIGINT arrive during every test, also when the suite's shell ignores it.
+
+    A shell starts a background job (``python -m pytest &``) with SIGINT ignored, and an ignored signal stays
+    ignored across ``exec``: a test that interrupts itself or a child process would wait forever. For the
+    test's duration SIGINT raises ``KeyboardInterrupt`` here, and the processes the test starts get the
+    default action; the suite's own disposition is restored afterwards.
+    """
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    ):
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 # Two shared cores run the suite: timing-based deadlines would make property tests flaky, never better.
@@ -50,13 +92,15 @@ def home(tmp_path: Path) -> Path:
 def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment that keeps HOME and the XDG directories inside ``tmp_path``.
 
-    It has no ``OPENCODE_*`` variables, whatever the outer environment holds.
+    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_PLUGIN_PATH``
+    (empty: no installed entry-point plugin is seen).
     """
     return {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        PLUGIN_PATH: "",
     }
 
 
@@ -156,6 +200,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1",
+        PLUGIN_PATH: "",
         "PATH": os.environ.get("PATH", ""),
     }
     return {"project": str(project), **env}

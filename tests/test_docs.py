@@ -3,17 +3,20 @@
 Every hook in ``hookspecs.py`` needs a ``## hook_name(arguments)`` heading in ``docs/plugins.md`` (with
 the spec's arguments) and a ``test_hook_<name>`` test under ``tests/``. The Python examples of
 ``docs/tools.md`` and ``docs/plugins.md`` are run: tool files are loaded and called, hook examples are
-registered as plugins, and the test examples are run with pytest as a plugin author would.
+registered as plugins, and the test examples are run with pytest as a plugin author would. The
+``opencode`` commands of every ``sh`` block of README.md and docs/*.md are run as real processes.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import textwrap
 import types
 from importlib.metadata import distributions
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -170,3 +173,236 @@ def test_the_testing_examples_pass(pytester: pytest.Pytester, name: str) -> None
     pytester.syspathinsert()
     result = pytester.runpytest(*_kit_args(), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=tests)
+
+
+# -- the shell examples of README.md and docs/*.md ------------------------------------------------------
+
+SHELL_FENCE = re.compile(r"^```(?:sh|bash|shell)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+#: The examples that are not run, each with why: they need a model server, the network or an installed
+#: package, or they run until stopped. A key is the start of the example's first line as written (comment
+#: included), long enough to name one example.
+NOT_RUN = {
+    "opencode tools watch --model gpt-5": "runs until Ctrl-C",
+    "opencode tools watch     ": "runs until Ctrl-C",
+    'opencode run "Why does the test': "needs a model server",
+    'opencode run "Now fix it"': "needs a model server",
+    'opencode run "List the TODOs"': "needs a model server",
+    "opencode mcp add files -- npx": "npx downloads the server from the network",
+    "opencode mcp add docs --url https://example.com/mcp": "a server on the network",
+    "opencode mcp list                     # connected": "needs the two servers above",
+    "opencode tools list                   # … files_read_file": "needs the files server above",
+    "opencode tools run files_list_directory": "needs the files server above",
+    "opencode tools run execute code='found = await": "needs the files server above",
+    "opencode mcp serve    ": "serves until its client leaves",
+    "opencode mcp serve --transport http": "serves until stopped",
+    "opencode mcp serve --agent plan": "serves until its client leaves",
+    "opencode plugins list                # weather 0.1.0": "needs the example package (pip install .)",
+    "opencode tools run weather city=Oslo # Oslo: sunny": "needs the example package (pip install .)",
+}
+
+
+class ShellExample(NamedTuple):
+    doc: str
+    line: int
+    written: str  # the first line as written, comment included
+    command: str  # as written, without the trailing comment
+    env: dict[str, str]  # what `export NAME=VALUE` lines before it in its block set
+    exit_code: int  # 0, or what a comment `# exit N` states
+
+
+def shell_examples() -> list[ShellExample]:
+    """Every command of every ``sh`` block of README.md and docs/*.md, in order."""
+    found = []
+    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        doc = path.name if path.parent == ROOT else f"docs/{path.name}"
+        found.extend(examples_in(path.read_text(encoding="utf-8"), doc))
+    return found
+
+
+def examples_in(text: str, doc: str) -> list[ShellExample]:
+    """The commands of the ``sh`` blocks of one document: a command whose quote goes on is read to its
+    end, ``export NAME=VALUE`` applies to the rest of its block, a comment ``# exit N`` states the code."""
+    import shlex
+
+    found = []
+    for match in SHELL_FENCE.finditer(text):
+        first = text.count("\n", 0, match.start(1)) + 1
+        env: dict[str, str] = {}
+        pending, start = "", 0
+        for number, line in enumerate(match.group(1).splitlines(), first):
+            pending, start = (f"{pending}\n{line}", start) if pending else (line, number)
+            try:
+                words = shlex.split(pending, comments=True)
+            except ValueError:  # a quote goes on to the next line
+                continue
+            source, pending = pending, ""
+            if not words:
+                continue
+            if words[0] == "export":
+                env.update(word.split("=", 1) for word in words[1:])  # type: ignore[misc]
+                continue
+            comment = source[len(_without_comment(source, words)) :]
+            stated = re.search(r"\bexit (\d+)\b", comment)
+            command = _without_comment(source, words)
+            written = source.splitlines()[0]
+            found.append(
+                ShellExample(doc, start, written, command, dict(env), int(stated[1]) if stated else 0)
+            )
+    return found
+
+
+def _without_comment(source: str, words: list[str]) -> str:
+    """``source`` up to its comment: the shortest prefix that parses to the same words."""
+    import shlex
+
+    for end in range(1, len(source) + 1):
+        if source[end - 1] != "#":
+            continue
+        try:
+            if shlex.split(source[: end - 1], comments=True) == words:
+                return source[: end - 1].rstrip()
+        except ValueError:  # the `#` is inside a quote
+            continue
+    return source.rstrip()
+
+
+def not_run(example: ShellExample) -> bool:
+    """Whether :data:`NOT_RUN` leaves the example out."""
+    return any(example.written.startswith(key) for key in NOT_RUN)
+
+
+def opencode_commands(example: ShellExample) -> list[tuple[dict[str, str], list[str]]]:
+    """The ``opencode`` commands of an example (``A && B`` is two), each with the variables set before it
+    on its line (``NAME=VALUE opencode …``); other commands (pip, python) are not this test's."""
+    import shlex
+
+    commands = []
+    for part in example.command.split(" && "):
+        words = shlex.split(part)
+        env = {}
+        while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):
+            name, _, value = words.pop(0).partition("=")
+            env[name] = value
+        if words[:1] == ["opencode"]:
+            commands.append((env, words[1:]))
+    return commands
+
+
+APP_PY = "import os\n\n\ndef main() -> str:\n    return os.getcwd()\n"
+
+
+def docs_project(folder: Path) -> dict[str, str]:
+    """A project the examples run in (a git repository with this README and a src/app.py) and an
+    environment with a private home; returns the environment."""
+    import shutil
+    import subprocess
+    import sys
+
+    project = folder / "project"
+    (project / "src").mkdir(parents=True)
+    shutil.copy2(ROOT / "README.md", project / "README.md")
+    (project / "src" / "app.py").write_text(APP_PY)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    home = folder / "home"
+    home.mkdir()
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "OPENCODE_PLUGIN_PATH": "",
+        # as in an activated environment: the language servers installed with the test extra are found
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
+
+
+DOCUMENTS = sorted({example.doc for example in shell_examples()})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", DOCUMENTS)
+def test_the_shell_examples_run(doc: str, tmp_path: Path) -> None:
+    """Each ``opencode`` command of the document's ``sh`` blocks, in order, in one project, as a real
+    process: it exits 0, or with the code its comment states (``# exit 2``). :data:`NOT_RUN` says which
+    are not run, and why."""
+    import subprocess
+    import sys
+
+    env = docs_project(tmp_path)
+    script = Path(sys.executable).parent / "opencode"
+    failures = []
+    ran = 0
+    for example in shell_examples():
+        if example.doc != doc or not_run(example):
+            continue
+        for extra, args in opencode_commands(example):
+            done = subprocess.run(
+                [str(script), *args], cwd=tmp_path / "project", env={**env, **example.env, **extra},
+                capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60,
+            )  # fmt: skip
+            ran += 1
+            if done.returncode != example.exit_code:
+                failures.append(
+                    f"{example.doc}:{example.line}: opencode {' '.join(args)}\n"
+                    f"  exit {done.returncode} (the doc says {example.exit_code}): "
+                    + done.stderr.strip()[-600:]
+                )
+    assert not failures, "\n".join(failures)
+    assert ran or doc not in ("README.md", "docs/tools.md")
+
+
+def test_every_example_not_run_names_one_example() -> None:
+    examples = shell_examples()
+    for key in NOT_RUN:
+        assert len([e for e in examples if e.written.startswith(key)]) == 1, key
+
+
+# -- what docs/library.md promises about wrong calls ------------------------------------------------------
+
+
+def test_library_doc_on_wrong_calls_is_what_dispatch_does(make_project) -> None:
+    """A misspelt name and non-JSON arguments: rerouted to ``invalid``, completed; failed validation:
+    an error part. The doc says so, and dispatch does it."""
+    import asyncio
+
+    from opencode_cli import ToolCall
+
+    text = " ".join((DOCS / "library.md").read_text(encoding="utf-8").split())
+    assert (
+        "a misspelt tool name and arguments that are not JSON are rerouted to the `invalid` tool: the part "
+        'has `tool == "invalid"` (`requested` keeps the name the model wrote), `status == "completed"`'
+    ) in text
+    assert 'fail the tool\'s validation come back with `status == "error"`' in text
+
+    async def main() -> list:
+        async with make_project() as project, project.session() as session:
+            calls = [("raed", '{"filePath": "x"}'), ("read", "{not json"), ("read", '{"filePath": 3}')]
+            return [await session.dispatch(ToolCall(name=name, arguments=args)) for name, args in calls]
+
+    misspelt, not_json, invalid = asyncio.run(main())
+    for part, written in ((misspelt, "raed"), (not_json, "read")):
+        assert (part.tool, part.requested, part.status) == ("invalid", written, "completed")
+        assert part.text.startswith("The arguments provided to the tool are invalid: ")
+    assert (invalid.tool, invalid.status) == ("read", "error")
+    assert invalid.text.startswith("The read tool was called with invalid arguments: ")
+
+
+def test_shell_examples_are_read_as_a_shell_would() -> None:
+    text = (
+        "Intro.\n\n```sh\nexport MODE=1\nopencode tools list   # all of them\n\n"
+        "opencode tools run bash command='echo a # not a comment\necho b'\n"
+        "opencode tools run nope          # exit 2: no such tool\n```\n\n```python\nopencode = 1\n```\n"
+    )
+    examples = examples_in(text, "doc.md")
+    assert [(e.line, e.command, e.env, e.exit_code) for e in examples] == [
+        (5, "opencode tools list", {"MODE": "1"}, 0),
+        (7, "opencode tools run bash command='echo a # not a comment\necho b'", {"MODE": "1"}, 0),
+        (9, "opencode tools run nope", {"MODE": "1"}, 2),
+    ]
+    assert examples[0].written == "opencode tools list   # all of them"
+    assert opencode_commands(examples[1]) == [
+        ({}, ["tools", "run", "bash", "command=echo a # not a comment\necho b"])
+    ]
+    chained = ShellExample("doc.md", 1, "", "pip install . && X=1 opencode plugins list", {}, 0)
+    assert opencode_commands(chained) == [({"X": "1"}, ["plugins", "list"])]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from opencode_cli.entrypoints import EntryPoint, discover
+from opencode_cli.entrypoints import EntryPoint, discover, search_path
 
 
 def make_distribution(site: Path, name: str, entry: str, version: str = "1.0") -> Path:
@@ -118,3 +118,34 @@ def test_two_environments_keep_a_cache_file_each(
     names = [e.name for e in discover("opencode", cache)]  # the first environment again: its own file answers
     assert "eight" in names and "nine" not in names
     assert [f.stat().st_mtime_ns for f in files] == stamps
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["fresh", "cached"])
+def test_plugin_path_narrows_the_search_to_its_directories(site: Path, tmp_path: Path, cached: bool) -> None:
+    make_distribution(site, "opencode-user", "user = json")  # on sys.path, as a user's own plugin is
+    mine = tmp_path / "mine"
+    make_distribution(mine, "opencode-mine", "mine = json")
+    other = tmp_path / "other"
+    make_distribution(other, "opencode-other", "other = json", "3.0")
+    cache = tmp_path / "cache" if cached else None
+    everything = [e.name for e in discover("opencode", cache)]
+    assert "user" in everything and "mine" not in everything
+    path = search_path({"OPENCODE_PLUGIN_PATH": f"{mine}{os.pathsep}{other}"})
+    assert path == [str(mine), str(other)]
+    assert discover("opencode", cache, path) == [
+        EntryPoint("mine", "json", "opencode-mine", "1.0"),
+        EntryPoint("other", "json", "opencode-other", "3.0"),
+    ]
+    assert discover("opencode", cache, [str(mine)]) == [EntryPoint("mine", "json", "opencode-mine", "1.0")]
+    assert discover("opencode", cache, search_path({"OPENCODE_PLUGIN_PATH": ""})) == []
+    assert search_path({}) is None  # unset: every directory of sys.path, as before
+    assert "user" in [e.name for e in discover("opencode", cache, search_path({}))]
+
+
+def test_plugin_path_keeps_the_first_distribution_of_a_name(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    make_distribution(first, "opencode-twin", "twin = json", "1.0")
+    make_distribution(second, "opencode-twin", "twin = os", "2.0")
+    assert discover("opencode", None, [str(first), str(second)]) == [
+        EntryPoint("twin", "json", "opencode-twin", "1.0")
+    ]

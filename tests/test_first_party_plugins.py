@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # builds a venv and installs into it
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = ("opencode-demo-tools", "opencode-audit")
@@ -37,6 +37,7 @@ class Venv:
         self.bin = root / "venv" / "bin"
         self.python = self.bin / "python"
         self.sources = root / "src"
+        self.site = ""  # the venv's own site-packages, set once the venv exists
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +52,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         text=True,
         check=True,
     ).stdout.strip()
+    env.site = own
     borrowed = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     Path(own, "_opencode_test_dependencies.pth").write_text("".join(f"{path}\n" for path in borrowed))
 
@@ -96,6 +98,8 @@ def environment(venv: Venv, workspace: dict[str, Path], **extra: str) -> dict[st
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_CACHE_HOME": str(home / ".cache"),
+        # the plugins installed into the venv, not those of the environment it borrows its dependencies from
+        "OPENCODE_PLUGIN_PATH": venv.site,
         **extra,
     }
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.timeout(600)  # the module fixture builds and installs a wheel
+
 PYPROJECT = """
 [build-system]
 requires = ["setuptools>=68"]
@@ -108,6 +110,7 @@ def opencode(site: Path, project: Path, *args: str, **env: str) -> subprocess.Co
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".data"),
         "PYTHONPATH": str(site),
+        "OPENCODE_PLUGIN_PATH": str(site),  # only what this module installed, whatever the venv holds
         **env,
     }
     return subprocess.run(

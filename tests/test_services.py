@@ -19,7 +19,7 @@ from opencode_cli.errors import ToolError
 from opencode_cli.services import Portal, ProcessService, Service, ServiceError, Services, spawn
 
 T = TypeVar("T")
-LIMIT = 20.0
+LIMIT = 60.0  # a generous bound for waiting on an event; nothing waits for it to pass
 
 
 def run(coroutine: Awaitable[T], limit: float = LIMIT) -> T:
@@ -241,6 +241,21 @@ def test_services_close_from_another_thread_uses_their_loop() -> None:
     assert log == [("start", "a"), ("stop", "a")]
 
 
+def blocked_in_wait(thread: threading.Thread, limit: float) -> bool:
+    """Wait until ``thread`` blocks on a lock inside a future's ``result()`` (the portal's wait)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident or 0)
+        names = []
+        while frame is not None:
+            names.append(frame.f_code.co_name)
+            frame = frame.f_back
+        if names[:2] == ["wait", "result"]:  # threading.Condition.wait under Future.result
+            return True
+        time.sleep(0.001)
+    return False
+
+
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
 def test_portal_call_interrupted_cancels_the_coroutine() -> None:
     portal = Portal()
@@ -255,9 +270,8 @@ def test_portal_call_interrupted_cancels_the_coroutine() -> None:
             raise
 
     def interrupt() -> None:
-        if started.wait(LIMIT):
-            time.sleep(0.1)  # let the caller block in the wait
-            os.kill(os.getpid(), signal.SIGINT)
+        if started.wait(LIMIT) and blocked_in_wait(threading.main_thread(), LIMIT):
+            os.kill(os.getpid(), signal.SIGINT)  # conftest's deliverable_sigint: it arrives, even under `&`
 
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):

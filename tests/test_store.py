@@ -237,7 +237,7 @@ CREATOR = textwrap.dedent(
     folder, worker, workers, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     for n in range(rounds):
         (folder / f"ready-{n}-{worker}").touch()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 90
         while len(list(folder.glob(f"ready-{n}-*"))) < workers:  # all open database n for the first time
             if (folder / "failed").exists() or time.monotonic() > deadline:
                 sys.exit(3)

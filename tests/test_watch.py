@@ -53,17 +53,17 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def run(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> Any:
+def run(coroutine: Coroutine[Any, Any, Any], timeout: float = 90) -> Any:
     """Run a test's async body with a bound on its time."""
     return asyncio.run(asyncio.wait_for(coroutine, timeout))
 
 
-async def next_report(watcher: Watcher, timeout: float = 5) -> ChangeReport:
+async def next_report(watcher: Watcher, timeout: float = 30) -> ChangeReport:
     return await asyncio.wait_for(anext(watcher), timeout)
 
 
 async def report_where(
-    watcher: Watcher, condition: Callable[[ChangeReport], bool], timeout: float = 5
+    watcher: Watcher, condition: Callable[[ChangeReport], bool], timeout: float = 30
 ) -> ChangeReport:
     """The first report that meets ``condition`` (a save can come as more than one batch of events)."""
     deadline = time.monotonic() + timeout
@@ -73,7 +73,7 @@ async def report_where(
             return report
 
 
-async def until(condition: Callable[[], bool], timeout: float = 5) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -416,7 +416,7 @@ def test_iteration_ends_when_the_watcher_is_closed(make_project: ProjectFactory,
         await watcher.stop()
         return got
 
-    assert run(main(), timeout=10) == []
+    assert run(main()) == []
 
 
 def test_two_reloads_during_a_hold_are_reported_once_with_both_files(

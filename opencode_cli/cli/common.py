@@ -24,6 +24,21 @@ EXIT_TERMINATED = 143
 T = TypeVar("T")
 
 
+def unasked_in(project: Any, permission: str) -> str | None:
+    """Why a rule for ``permission`` never applies in ``project``: no registered tool (nor the core) asks
+    it, with the close matches (:func:`~opencode_cli.permission.unasked`); ``None`` when one does. A
+    configured MCP server's ``NAME_`` counts, as do its resource tools."""
+    from ..permission import unasked
+
+    tool_ids = list(project.registry.entries)
+    prefixes = [f"{project.mcp.prefix(name)[0]}_" for name in project.generation.mcp_servers]
+    if prefixes:
+        from ..mcp.resources import LIST_RESOURCE_TEMPLATES, LIST_RESOURCES, READ_RESOURCE
+
+        tool_ids += [LIST_RESOURCES, LIST_RESOURCE_TEMPLATES, READ_RESOURCE]
+    return unasked(permission, tool_ids, prefixes)
+
+
 def err(message: str) -> None:
     """Print one diagnostic line to stderr."""
     print(message, file=sys.stderr, flush=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from ..config import FILE_NAME, config_files, file_format, parse_value, set_key
+from ..config import FILE_NAME, config_files, file_format, parse_value, set_key, unknown_keys
 from .common import err, fail, friendly_errors, make_project, print_json
 
 
@@ -21,7 +21,11 @@ def get(key: str, as_json: bool = False) -> None:
         value = config.effective(key, missing)
         origins = config.origins(key.split("."))
     if value is missing:
-        fail(f"error: config key '{key}' is not set")
+        from ..config_check import nested
+
+        # a misspelt key is named as `config set` names it (with the close key), one not set as such
+        unknown = next(unknown_keys(nested(key.split("."), None)), None)
+        fail(f"error: {unknown}" if unknown else f"error: config key '{key}' is not set")
     if as_json:
         print_json(
             {

@@ -9,7 +9,8 @@ from .common import err, fail, friendly_errors, make_project, print_json, run_in
 
 
 def list_servers(as_json: bool) -> None:
-    """Every configured and built-in server: its command, extensions, found or not, used or not."""
+    """Every configured and built-in server: its command, extensions, found or not, used or not, and
+    failed (with why) when it was found but did not start the last time it was used."""
     from ..lsp.servers import statuses
 
     with friendly_errors():
@@ -29,6 +30,8 @@ def list_servers(as_json: bool) -> None:
             state = "not found"
         elif row["running"]:
             state = "running"
+        elif row["failed"]:
+            state = f"failed: {row['failed']}"
         else:
             state = "found" if row["used"] else "found, not used (another server of its language is)"
         kind = "built-in" if row["builtin"] else "config"

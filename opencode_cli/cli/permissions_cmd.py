@@ -7,16 +7,20 @@ import re
 from ..agents import Agent
 from ..config import Config
 from ..permission import NO_MATCH, Rule, evaluate
-from .common import friendly_errors, make_project, print_json
+from .common import err, friendly_errors, make_project, print_json, unasked_in
 
 
 def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) -> None:
-    """Print the decision for ``permission`` on ``pattern`` and the rule (with its source) behind it."""
+    """Print the decision for ``permission`` on ``pattern`` and the rule (with its source) behind it; a
+    permission no tool asks (a typo) gets a warning on stderr with the close matches."""
     with friendly_errors():
         project = make_project()
         agent = project.agent(agent_name)
         rule = evaluate(permission, pattern, agent.permission)
         origin = rule_origin(project.config, rule)
+        problem = unasked_in(project, permission)
+    if problem is not None:
+        err(f"warning: {problem}")
     matched = rule.source != NO_MATCH
     if as_json:
         print_json(

@@ -25,6 +25,7 @@ from .common import (
     print_json,
     print_rows,
     run_in_project,
+    unasked_in,
     with_mcp,
 )
 
@@ -212,20 +213,12 @@ def flag_rules(values: list[str], action: str) -> list[Any]:
 
 def warn_unasked(project: Any, allow: Sequence[str], deny: Sequence[str]) -> None:
     """A warning on stderr for each ``--allow``/``--deny`` whose permission no registered tool asks (a
-    typo would otherwise leave the rule silently unused); a configured MCP server's ``NAME_`` counts."""
+    typo would otherwise leave the rule silently unused): :func:`~.common.unasked_in`."""
     if not allow and not deny:
         return
-    from ..permission import unasked
-
-    tool_ids = list(project.registry.entries)
-    prefixes = [f"{project.mcp.prefix(name)[0]}_" for name in project.generation.mcp_servers]
-    if prefixes:
-        from ..mcp.resources import LIST_RESOURCE_TEMPLATES, LIST_RESOURCES, READ_RESOURCE
-
-        tool_ids += [LIST_RESOURCES, LIST_RESOURCE_TEMPLATES, READ_RESOURCE]
     for flag, values in (("allow", allow), ("deny", deny)):
         for value in values:
-            problem = unasked(value.partition("=")[0], tool_ids, prefixes)
+            problem = unasked_in(project, value.partition("=")[0])
             if problem is not None:
                 err(f"warning: --{flag} {value}: {problem}")
 

@@ -6,16 +6,25 @@ sync (``didOpen`` once, then ``didChange`` with the whole text), remembers the d
 pushes, and asks for them (``textDocument/diagnostic``) when the server offers that. ``stop()`` sends
 ``shutdown`` and ``exit`` within a short bound, then ends the process group.
 
-Every request is bounded by ``request_timeout``; a server that exits fails the pending requests at once
-(pygls does that), and the client is then ``lost``: the next call through :mod:`.servers` starts a new
-one. pygls and lsprotocol are imported by :meth:`LspClient.start`, never at import time.
+Every request is bounded by ``request_timeout``; a server that exits fails the request waiting on it at
+once, and the client is then ``lost``: the next call through :mod:`.servers` starts a new one. What a
+server says for its user (``window/logMessage``, ``window/showMessage``) is logged at debug level.
+
+pygls's :class:`~pygls.lsp.client.LanguageClient` is used through its public API only: its protocol
+(requests, notifications and the handlers of ``feature``) over a writer given with ``set_writer`` and
+read by :func:`pygls.io_.run_async`. The transport is ours: the process comes from
+:func:`~opencode_cli.services.spawn` (its own process group, an owner that stops it), and this class
+owns the reader's stop event and tasks. pygls and lsprotocol are imported by :meth:`LspClient.start`,
+never at import time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +45,10 @@ LANGUAGE_IDS = {
 
 #: Lines of a server's stderr kept for the error that says it exited.
 STDERR_LINES = 20
+#: Of those, how many the error quotes (the last ones).
+STDERR_QUOTED = 3
+
+logger = logging.getLogger(__name__)
 
 
 class LspError(ToolError):
@@ -112,6 +125,9 @@ class LspClient(Service):
         #: The last lines the server wrote on stderr (said when it exits on us).
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._stderr_task: asyncio.Task[None] | None = None
+        #: The reader loop's stop signal (pygls's ``run_async`` takes a ``threading.Event``) and our tasks.
+        self._stop = threading.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
@@ -149,25 +165,16 @@ class LspClient(Service):
         except OSError as error:
             raise LspError(f"cannot start {self.argv[0]}: {error.strerror or error}") from None
         assert self.process.stdin is not None and self.process.stdout is not None
-        # pygls's own start_io, with our spawn: its reader loop and its exit watcher on this process
         client.protocol.set_writer(self.process.stdin)
         self._stderr_task = asyncio.create_task(self._keep_stderr(), name=f"{self.name} stderr")
-        client._server = self.process
-        client._async_tasks.extend(
-            [
-                asyncio.create_task(
-                    run_async(
-                        stop_event=client._stop_event,
-                        reader=self.process.stdout,
-                        protocol=client.protocol,
-                        error_handler=client.report_server_error,
-                    ),
-                    name=f"{self.name} reader",
-                ),
-                asyncio.create_task(client._server_exit(), name=f"{self.name} exit"),
-                self._stderr_task,
-            ]
+        reader = run_async(
+            stop_event=self._stop,
+            reader=self.process.stdout,
+            protocol=client.protocol,
+            logger=logger,
+            error_handler=client.report_server_error,
         )
+        self._tasks = [asyncio.create_task(reader, name=f"{self.name} reader"), self._stderr_task]
         params = types.InitializeParams(
             process_id=os.getpid(),
             root_uri=file_uri(self.root),
@@ -227,6 +234,14 @@ class LspClient(Service):
         def folders(params: Any) -> list[Any]:
             return [types.WorkspaceFolder(uri=file_uri(self.root), name=self.root.name or "root")]
 
+        @client.feature(types.WINDOW_LOG_MESSAGE)
+        def log_message(params: Any) -> None:
+            logger.debug("language server %s: %s", self.spec.name, params.message)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE)
+        def show_message(params: Any) -> None:
+            logger.debug("language server %s: %s", self.spec.name, params.message)
+
     async def stop(self) -> None:
         """``shutdown`` and ``exit`` (bounded), then end the process group; idempotent."""
         client, process = self._client, self.process
@@ -238,13 +253,12 @@ class LspClient(Service):
                 pass  # a server that cannot say goodbye is ended below all the same
         if process is not None:
             await terminate(process, 2.0)
-        if client is not None:
-            client._stop_event.set()
-            tasks = list(client._async_tasks)
-            if tasks:
-                await asyncio.wait(tasks, timeout=2.0)
-            for task in tasks:
-                task.cancel()
+        self._stop.set()
+        tasks, self._tasks = self._tasks, []
+        if tasks:
+            await asyncio.wait(tasks, timeout=2.0)
+        for task in tasks:
+            task.cancel()
 
     async def _keep_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
@@ -255,31 +269,46 @@ class LspClient(Service):
 
     def _exit_reason(self) -> str:
         code = self.process.returncode if self.process is not None else None
-        said = f": {self.stderr_tail[-1]}" if self.stderr_tail else ""
+        said = f": {' / '.join(list(self.stderr_tail)[-STDERR_QUOTED:])}" if self.stderr_tail else ""
         return f"exit code {code}{said}"
 
     # -- requests -------------------------------------------------------------------------------------
 
     async def _bounded(self, awaitable: Any, what: str, timeout: float | None = None) -> Any:
+        """Await a request's answer for at most ``timeout`` seconds (``request_timeout``), or until the
+        server exits, whichever comes first; every failure is an :class:`LspError`."""
         limit = self.request_timeout if timeout is None else timeout
+        request = asyncio.ensure_future(awaitable)
+        exited = asyncio.ensure_future(self.process.wait()) if self.process is not None else None
         try:
-            return await asyncio.wait_for(awaitable, limit)
-        except TimeoutError:
-            raise LspError(
-                f"language server {self.spec.name} did not answer {what} within {limit:g}s"
-            ) from None
-        except LspError:
-            raise
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
+            done, _ = await asyncio.wait(
+                [request] if exited is None else [request, exited],
+                timeout=limit,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            if exited is not None:
+                exited.cancel()
+            if not request.done():
+                request.cancel()
+        if request not in done or request.cancelled():
             if self.lost:
-                if self._stderr_task is not None:  # what it said last, read to the end of the pipe
-                    await asyncio.wait({self._stderr_task}, timeout=1.0)
-                raise LspError(
-                    f"language server {self.spec.name} exited during {what} ({self._exit_reason()})"
-                ) from None
-            raise LspError(f"language server {self.spec.name} failed {what}: {error}") from None
+                raise await self._exited(what)
+            raise LspError(f"language server {self.spec.name} did not answer {what} within {limit:g}s")
+        error = request.exception()
+        if error is None:
+            return request.result()
+        if isinstance(error, LspError):
+            raise error
+        if self.lost:
+            raise await self._exited(what)
+        raise LspError(f"language server {self.spec.name} failed {what}: {error}")
+
+    async def _exited(self, what: str) -> LspError:
+        """The error of a server that exited during ``what``, with what it said last on stderr."""
+        if self._stderr_task is not None:  # read to the end of the pipe
+            await asyncio.wait({self._stderr_task}, timeout=1.0)
+        return LspError(f"language server {self.spec.name} exited during {what} ({self._exit_reason()})")
 
     def _check(self) -> Any:
         if self._client is None or self.lost:

@@ -7,6 +7,10 @@ a matching server on first use, one per (server, root) under the key ``lsp:NAME:
 project's lifetime, and starts it again when it was lost (it exited or was killed). A server that failed
 to start or hung while checking a file after an edit is set aside for later edits (each edit would
 otherwise pay the bound again) and reported once; the ``lsp`` tool still tries it and says what failed.
+
+A server whose program is found but fails to start is remembered in the cache directory
+(``lsp-failures.json``: its command and the error, with what it said on stderr) until it starts with that
+command, so that ``opencode lsp list`` shows it ``failed``, not merely ``found``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ if TYPE_CHECKING:
 START_TIMEOUT = 30.0
 #: Seconds one request of the ``lsp`` tool may take.
 REQUEST_TIMEOUT = 30.0
+#: The file (in the cache directory) of the servers that failed to start, by name.
+FAILURES_FILE = "lsp-failures.json"
 
 
 def specs(project: Project) -> list[ServerSpec]:
@@ -122,7 +128,15 @@ class LspServers(Service):
                 request_timeout=REQUEST_TIMEOUT,
             )
 
-        return await services.get(match.key, factory)  # type: ignore[return-value]
+        try:
+            client = await services.get(match.key, factory)
+        except ToolError as error:
+            reason = error.__cause__ if isinstance(error.__cause__, ToolError) else error
+            remember_failure(self.project, match.spec.name, list(match.argv), str(reason))
+            raise
+        if current is None or current.lost:  # type: ignore[attr-defined]
+            remember_failure(self.project, match.spec.name, list(match.argv), None)  # it starts now
+        return client  # type: ignore[return-value]
 
     async def clients(self, path: str) -> tuple[list[LspClient], list[str]]:
         """The clients of every server for ``path`` and the errors of those that could not start."""
@@ -149,15 +163,55 @@ def statuses(project: Project, set_aside: Mapping[str, str] | None = None) -> li
             if status.name.startswith("lsp:") and status.state == "running":
                 _, name, root = status.name.split(":", 2)
                 running.setdefault(name, []).append(root)
-    chosen = {spec.name for spec, argv in available(specs(project), project.env) if argv is not None}
+    resolved = {spec.name: argv for spec, argv in available(specs(project), project.env) if argv is not None}
+    failures = _failures(project)
     rows = []
     for spec in specs(project):
         row = spec.as_dict()
+        failure = failures.get(spec.name) or {}
         row.update(
             found=None if spec.disabled else spec.executable(project.env),
-            used=spec.name in chosen,
+            used=spec.name in resolved,
             running=running.get(spec.name, []),
             set_aside=(set_aside or {}).get(spec.name),
+            failed=failure.get("error") if failure.get("command") == resolved.get(spec.name) else None,
         )
         rows.append(row)
     return rows
+
+
+def _failures(project: Project) -> dict[str, dict[str, Any]]:
+    import json
+
+    from .. import paths
+
+    try:
+        data = json.loads((paths.cache_dir(project.env) / FAILURES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def remember_failure(project: Project, name: str, command: list[str], error: str | None) -> None:
+    """Keep (``error``) or forget (``None``) that server ``name`` failed to start with ``command``; a
+    cache: written atomically, a failure to write is ignored."""
+    import json
+    import os
+
+    from .. import paths
+
+    failures = _failures(project)
+    if error is None and name not in failures:
+        return
+    if error is None:
+        del failures[name]
+    else:
+        failures[name] = {"command": command, "error": error}
+    path = paths.cache_dir(project.env) / FAILURES_FILE
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps(failures), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        pass

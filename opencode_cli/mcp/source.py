@@ -107,7 +107,7 @@ class McpSource(Source):
 
 class ResourceSource(Source):
     """``list_mcp_resources``, ``list_mcp_resource_templates`` and ``read_mcp_resource``, while a connected
-    server has resources."""
+    server declares the ``resources`` capability (whether or not it lists any)."""
 
     kind = "mcp"
     key = "mcp:resources"

@@ -218,7 +218,9 @@ def test_config_set_get_path(run_cli, project_path, cli_env) -> None:
     assert paths["write"] == str(project_path / "opencode.toml")
     assert next(f["source"] for f in paths["files"]) == "global"
     missing = run_cli("config", "get", "nope.never")
-    assert missing.exit_code == 2 and "not set" in missing.stderr
+    assert missing.exit_code == 2 and "unknown config key 'nope'" in missing.stderr  # no such key at all
+    unset = run_cli("config", "get", "subagent_depth.never")
+    assert unset.exit_code == 2 and "config key 'subagent_depth.never' is not set" in unset.stderr
 
 
 def test_config_limits_apply_to_output(run_cli, project_path) -> None:

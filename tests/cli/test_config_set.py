@@ -95,3 +95,30 @@ def test_a_setting_is_written_through_a_symlinked_config(run_cli, folder: Path, 
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and link.resolve() == kept.resolve()
     assert "max_lines = 50" in kept.read_text()
+
+
+# -- config get names a misspelt key as config set does -------------------------------------------------
+
+GOT_WRONG = [
+    ("tool_ouput", "error: unknown config key 'tool_ouput' (did you mean 'tool_output'?)"),
+    (
+        "tool_output.max_line",
+        "error: unknown config key 'tool_output.max_line' (did you mean 'tool_output.max_lines'?)",
+    ),
+    ("modell", "error: unknown config key 'modell' (did you mean 'model'?)"),
+    ("share", "error: config key 'share' is not set"),  # one of OpenCode's keys: known, just not set
+]
+
+
+@pytest.mark.parametrize(("key", "message"), GOT_WRONG, ids=[key for key, _ in GOT_WRONG])
+def test_config_get_of_a_key_not_set_suggests_the_close_key(run_cli, key: str, message: str) -> None:
+    result = run_cli("config", "get", key)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == message
+    assert result.stdout == ""
+
+
+def test_config_get_and_set_name_a_misspelt_key_alike(run_cli, folder: Path) -> None:
+    got = run_cli("config", "get", "tool_ouput.max_lines")
+    refused = run_cli("config", "set", "tool_ouput.max_lines", "5")
+    assert got.stderr.strip().removeprefix("error: ") == refused.stderr.split(";")[0].removeprefix("error: ")

@@ -48,6 +48,21 @@ def test_check_env_file_asks_by_default(run_cli) -> None:
     assert lines(result.stdout) == ["ask", "rule: read *.env -> ask  (from defaults, agent build)"]
 
 
+def test_check_of_a_permission_no_tool_asks_warns_with_the_close_match(run_cli) -> None:
+    result = run_cli("permissions", "check", "raed", ".env")
+    assert result.exit_code == 0, result.output
+    assert lines(result.stdout)[0] == "allow"  # what the rules say, as before
+    warning = "no tool asks the permission 'raed', so a rule for it never applies. Did you mean: read?"
+    assert result.stderr.strip() == f"warning: {warning}"
+    allowed = run_cli("tools", "run", "read", "filePath=README.md", "--allow", "raed")
+    assert f"warning: --allow raed: {warning}" in allowed.stderr  # the same words as --allow
+
+
+def test_check_of_an_asked_permission_does_not_warn(run_cli) -> None:
+    for permission in ("read", "external_directory", "doom_loop", "bash"):
+        assert run_cli("permissions", "check", permission, "x").stderr == ""
+
+
 def test_check_source_file_is_allowed(run_cli) -> None:
     result = run_cli("permissions", "check", "read", "src/x.py")
     assert result.exit_code == 0

@@ -297,7 +297,7 @@ def test_a_real_plugin_disabled_and_a_broken_one(cli_env: dict[str, str], tmp_pa
     install(site, "weather", "opencode_weather", WEATHER)
     broken = install(site, "broken", "opencode_broken", BROKEN)
     env = {k: v for k, v in cli_env.items() if k not in ("project", "OPENCODE_DISABLE_PLUGIN_AUTOLOAD")}
-    env["PYTHONPATH"] = str(site)
+    env["PYTHONPATH"] = env["OPENCODE_PLUGIN_PATH"] = str(site)
     script = Path(sys.executable).parent / "opencode"
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:

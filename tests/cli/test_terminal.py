@@ -10,6 +10,7 @@ import pytest
 pexpect = pytest.importorskip("pexpect")
 
 PROGRESS_TOOL = '''
+import os
 import time
 
 from opencode_cli import ToolContext, tool
@@ -17,9 +18,10 @@ from opencode_cli import ToolContext, tool
 
 @tool
 def default(ctx: ToolContext) -> str:
-    """Report progress, then finish."""
+    """Report progress, then finish once the test has seen it (it creates the file `go`)."""
     ctx.metadata(title="warming up the flux capacitor")
-    time.sleep(0.5)
+    while not os.path.exists("go"):
+        time.sleep(0.01)
     return "done"
 '''
 
@@ -35,7 +37,8 @@ def test_progress_is_shown_live(cli_env: dict[str, str]) -> None:
     tool_file.parent.mkdir(parents=True)
     tool_file.write_text(PROGRESS_TOOL)
     child = spawn(cli_env, "tools", "run", "slow")
-    child.expect("warming up the flux capacitor")
+    child.expect("warming up the flux capacitor")  # while the tool still runs: it waits for `go`
+    Path(cli_env["project"], "go").touch()
     child.expect("done")
     child.expect(pexpect.EOF)
     child.close()

@@ -65,7 +65,7 @@ class Watch:
         for line in self.process.stderr:
             self.stderr.append(line.rstrip("\n"))
 
-    def line(self, condition: Callable[[str], bool], timeout: float = 10) -> str:
+    def line(self, condition: Callable[[str], bool], timeout: float = 60) -> str:
         """The next stdout line meeting ``condition`` (earlier lines are kept in ``seen``)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -80,7 +80,7 @@ class Watch:
             if condition(line):
                 return line
 
-    def event(self, condition: Callable[[dict[str, Any]], bool], timeout: float = 10) -> dict[str, Any]:
+    def event(self, condition: Callable[[dict[str, Any]], bool], timeout: float = 60) -> dict[str, Any]:
         """The next JSON line meeting ``condition``."""
         return json.loads(self.line(lambda line: condition(json.loads(line)), timeout))
 
@@ -88,7 +88,7 @@ class Watch:
         if self.process.poll() is None:
             self.process.send_signal(signum)
         try:
-            return self.process.wait(timeout=10)
+            return self.process.wait(timeout=60)
         finally:
             self.kill()
 
@@ -122,16 +122,14 @@ def test_watch_json_follows_edits_errors_files_and_config(
 ) -> None:
     hello = write(tool_dir / "hello.py", HELLO)
     running = watch("--json")
-    start = running.event(lambda e: e["event"] == "start", timeout=30)
+    start = running.event(lambda e: e["event"] == "start")
     assert start["generation"] == 1 and start["model"] is None and start["not_reloaded"] == []
     assert "hello" in [t["id"] for t in start["tools"]] and "read" in [t["id"] for t in start["tools"]]
     assert start["watching"] and start["errors"] == []
 
-    # an edit: the new schema within 2 s
-    saved = time.monotonic()
+    # an edit: the new schema (how fast is measured by benchmarks/, not here)
     write(hello, HELLO.replace('"Who to greet.")) ->', '"Who."), times: int = 1) ->'))
-    event = running.event(lambda e: e["event"] == "reload" and e["changed"], timeout=2)
-    assert time.monotonic() - saved < 2
+    event = running.event(lambda e: e["event"] == "reload" and e["changed"])
     [change] = event["changed"]
     assert change["id"] == "hello" and change["description"] is None
     assert '~ properties.name.description: "Who to greet." -> "Who."' in change["parameters"]
@@ -171,7 +169,7 @@ def test_watch_json_follows_edits_errors_files_and_config(
 def test_watch_prints_blocks_and_ctrl_c_exits_0(watch: Callable[..., Watch], tool_dir: Path) -> None:
     hello = write(tool_dir / "hello.py", HELLO)
     running = watch("--model", "gpt-5")
-    running.line(lambda line: line.startswith("watching "), timeout=30)
+    running.line(lambda line: line.startswith("watching "))
     assert any(line.startswith("hello ") and "Say hello." in line for line in running.seen)
     assert any(line.startswith("apply_patch ") for line in running.seen)  # gpt-5's rules apply
     assert not any(line.startswith("edit ") for line in running.seen)

@@ -121,7 +121,7 @@ def test_a_sandbox_worker_dies_with_us_when_we_are_killed(demo: Path, env: dict[
         assert workers, "the script's sandbox worker never started"
         process.kill()
         process.wait(10)
-        assert all(wait_gone(pid, 10) for pid in workers)
+        assert all(wait_gone(pid) for pid in workers)
     finally:
         if process.poll() is None:
             process.kill()

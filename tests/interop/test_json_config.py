@@ -233,7 +233,7 @@ def test_toml_beside_json_wins_and_config_get_says_where(project_dir: Path, env,
     limits = json.loads(cli(project_dir, run_env, "config", "get", "tool_output", "--json").stdout)
     assert limits["value"] == {"max_lines": 7, "max_bytes": 51200}
     missing = cli(project_dir, run_env, "config", "get", "nope.never")
-    assert missing.exit_code == 2 and "not set" in missing.stderr
+    assert missing.exit_code == 2 and "unknown config key 'nope'" in missing.stderr
 
 
 def test_opencode_places_and_order(project_dir: Path, env, global_config_dir: Path, tmp_path: Path) -> None:

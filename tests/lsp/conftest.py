@@ -39,3 +39,21 @@ def jedi_project(py_project: Path) -> Path:
 def lsp_env() -> dict[str, str]:
     """The lsp tool switched on."""
     return {"OPENCODE_EXPERIMENTAL_LSP_TOOL": "true"}
+
+
+#: How long an edit may wait for a server's diagnostics (its start included) in these tests: the default
+#: 5 s is the product's bound, and a loaded machine can take longer than that to start a server. The wait
+#: ends as soon as the diagnostics come; a test about the bound itself sets its own.
+DIAGNOSTICS_BOUND_MS = "60000"
+
+
+@pytest.fixture
+def env(env: dict[str, str]) -> dict[str, str]:
+    """The isolated environment of tests/conftest.py, with :data:`DIAGNOSTICS_BOUND_MS`."""
+    return {**env, "OPENCODE_LSP_DIAGNOSTICS_TIMEOUT_MS": DIAGNOSTICS_BOUND_MS}
+
+
+@pytest.fixture
+def cli_env(cli_env: dict[str, str]) -> dict[str, str]:
+    """The CLI's environment of tests/conftest.py, with :data:`DIAGNOSTICS_BOUND_MS`."""
+    return {**cli_env, "OPENCODE_LSP_DIAGNOSTICS_TIMEOUT_MS": DIAGNOSTICS_BOUND_MS}

@@ -128,3 +128,74 @@ def test_tools_run_lsp_through_the_runner(cli_env: dict[str, str], tmp_path: Pat
     assert shown["title"] == "hover main.py:3:7" and "def greet" in shown["output"]
     assert (none.exit_code, "No LSP server available for this file type." in none.output) == (1, True)
     assert bad.exit_code == 2
+
+
+# -- what a server says, and a server that does not start ------------------------------------------------
+
+
+def fixture_project(cli_env: dict[str, str], **env: str) -> Path:
+    """The CLI's project with only the pygls fixture server (``env`` for it) and a clean ``code.fx``."""
+    from _lsp_servers import fixture_server
+
+    project = Path(cli_env["project"])
+    fixture_server(project, **env)
+    (project / "code.fx").write_text("fine\n")
+    return project
+
+
+def opencode(project: Path, cli_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in cli_env.items() if k != "project"}
+    command = [sys.executable, "-m", "opencode_cli", *args]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_what_a_server_says_for_its_user_is_logged_at_debug_level(cli_env: dict[str, str], caplog) -> None:
+    import asyncio
+    import logging
+
+    from opencode_cli.lsp.diagnostics import of_file
+    from opencode_cli.project import Project
+
+    project = fixture_project(cli_env, FIXTURE_CHATTY="1")
+    done = opencode(project, cli_env, "lsp", "diagnostics", "code.fx")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"no errors in {project / 'code.fx'}\n"  # not "Ignoring notification …" lines
+
+    env = {k: v for k, v in cli_env.items() if k != "project"}
+
+    async def check() -> None:
+        async with Project(project, env=env) as opened:
+            await of_file(opened, str(project / "code.fx"))
+
+    with caplog.at_level(logging.DEBUG, logger="opencode_cli.lsp"):
+        asyncio.run(asyncio.wait_for(check(), 60))
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("opencode_cli.lsp")]
+    assert "language server fixture: fixture: initialised" in said
+    assert "language server fixture: fixture: ready" in said  # window/showMessage
+    assert f"language server fixture: fixture: opened {(project / 'code.fx').as_uri()}" in said
+    assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name.startswith("opencode_cli.lsp"))
+
+
+def test_a_server_found_but_failing_to_start_is_listed_failed_with_its_stderr(
+    cli_env: dict[str, str],
+) -> None:
+    project = fixture_project(cli_env, FIXTURE_FAIL_START="1")
+    before = opencode(project, cli_env, "lsp", "list", "--json")
+    [row] = [r for r in json.loads(before.stdout)["servers"] if r["name"] == "fixture"]
+    assert row["found"] and row["failed"] is None  # never started yet: found
+
+    failed = opencode(project, cli_env, "lsp", "diagnostics", "code.fx")
+    assert failed.returncode == 1 and "fixture: cannot find its runtime (exit 1)" in failed.stderr
+    listed = opencode(project, cli_env, "lsp", "list", "--json")
+    [row] = [r for r in json.loads(listed.stdout)["servers"] if r["name"] == "fixture"]
+    reason = "exit code 1: fixture: cannot find its runtime (exit 1)"
+    assert row["failed"] == f"language server fixture exited during initialize ({reason})"
+    text = opencode(project, cli_env, "lsp", "list")
+    [line] = [line for line in text.stdout.splitlines() if line.startswith("fixture ")]
+    assert line.split() == ["fixture", "config", "failed:", *row["failed"].split()]
+
+    fixture_project(cli_env)  # repaired: the same command now starts
+    assert opencode(project, cli_env, "lsp", "diagnostics", "code.fx").returncode == 0
+    again = opencode(project, cli_env, "lsp", "list", "--json")
+    [row] = [r for r in json.loads(again.stdout)["servers"] if r["name"] == "fixture"]
+    assert row["failed"] is None

@@ -16,6 +16,7 @@ from _lsp_servers import configure, fixture_server
 from _processes import alive, wait_gone
 
 from opencode_cli import ToolError
+from opencode_cli.lsp.servers import LspServers
 from opencode_cli.project import Project
 
 ProjectFactory = Callable[..., Project]
@@ -78,6 +79,9 @@ def test_a_hanging_server_costs_the_bound_once_and_never_fails_the_edit(
 
     async def main() -> list[Any]:
         async with project, project.session() as session:
+            # started beforehand, however loaded the machine: the bound is spent on diagnostics only
+            clients, errors = await (await LspServers.of(project)).clients(str(code))
+            assert len(clients) == 1 and not errors
             first = await session.execute(
                 "edit", {"filePath": str(code), "oldString": "fine", "newString": "oops"}
             )
@@ -206,3 +210,22 @@ def test_a_server_that_exits_at_start_says_why(
 
     error = run(main())
     assert "broken" in str(error) and "exit code 4" in str(error) and "cannot read my settings" in str(error)
+
+
+def test_the_client_uses_no_private_attribute_of_pygls() -> None:
+    """pygls is driven through its public API (issue 25): no ``obj._name`` but on ``self``."""
+    import ast
+    import inspect
+
+    from opencode_cli.lsp import client
+
+    tree = ast.parse(inspect.getsource(client))
+    private = [
+        f"{ast.unparse(node)} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+    assert private == []

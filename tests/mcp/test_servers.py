@@ -185,7 +185,7 @@ def test_demo_http_server_is_gone_after_die(demo_http_server: Any) -> None:
 
     run(main())
     assert wait_gone(demo_http_server.process.pid)
-    assert demo_http_server.process.wait(5) == 3
+    assert demo_http_server.process.wait(60) == 3
 
 
 def test_everything_server_over_stdio(everything_command: list[str]) -> None:

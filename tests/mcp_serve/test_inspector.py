@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _serve import SERVE, HttpServer, ensure_inspector
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # may install the Inspector with npm
 
 
 def _inspect(argv: list[str], cwd: Path, env: dict[str, str]) -> dict:

@@ -95,7 +95,6 @@ def test_elicitation_and_list_changed_over_http(server: HttpServer, project: Pat
         async with server.session(elicitation_callback=answer, message_handler=notes.handler) as session:
             asked = await session.call_tool("bash", {"command": "printf asked", "description": "Print"})
             await session.list_tools()
-            await asyncio.sleep(0.5)
             (project / ".opencode" / "tool" / "hello.py").write_text(
                 "from opencode_cli import tool\n\n\n@tool\ndef default() -> str:\n"
                 '    """Say hello."""\n    return "hello over http"\n'

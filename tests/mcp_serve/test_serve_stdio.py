@@ -261,7 +261,7 @@ def test_a_tool_file_added_while_serving(project: Path, env: dict[str, str]) -> 
         async with stdio_session(project, env, message_handler=notes.handler) as session:
             before = {tool.name for tool in (await session.list_tools()).tools}
             assert "hello" not in before
-            await asyncio.sleep(0.5)  # the watcher is armed before the first answer; be generous anyway
+            # no pause: the server arms its watcher before it answers anything
             (tool_dir / "hello.py").write_text(HELLO)
             await asyncio.wait_for(notes.changed.wait(), 30)
             after = {tool.name for tool in (await session.list_tools()).tools}
@@ -298,7 +298,6 @@ def test_a_config_change_while_serving_changes_the_list(project: Path, env: dict
     async def main() -> tuple[set[str], Any]:
         async with stdio_session(project, env, message_handler=notes.handler) as session:
             assert "bash" in {tool.name for tool in (await session.list_tools()).tools}
-            await asyncio.sleep(0.5)
             (project / "opencode.toml").write_text('[permission]\nbash = "deny"\n')
             await asyncio.wait_for(notes.changed.wait(), 30)
             after = {tool.name for tool in (await session.list_tools()).tools}

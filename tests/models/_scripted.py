@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve()
-STARTUP_TIMEOUT = 15.0
+STARTUP_TIMEOUT = 60.0
 
 
 # -- the server ------------------------------------------------------------------------------------------

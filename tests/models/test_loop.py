@@ -149,16 +149,22 @@ def test_model_failures_are_one_line(notes_project: Project, scripted_model: Scr
 
 
 def test_an_abort_mid_stream_keeps_the_session(notes_project: Project, scripted_model: ScriptedModel) -> None:
-    scripted_model.script([{"text": "a long answer that takes its time", "split": 8, "pause": 0.5}])
+    scripted_model.script([{"text": "a long answer that takes its time", "split": 8, "pause": 2}])
 
     async def main() -> Any:
         abort = AbortSignal()
+        streaming = asyncio.Event()
+
+        def on_event(kind: str, data: Any) -> None:
+            if kind == "text":
+                streaming.set()
+
         async with (
             notes_project,
             notes_project.session(prompt=yes, remember=True, id="ses_aborted") as session,
         ):
-            task = asyncio.create_task(session.run("hi", abort=abort))
-            await asyncio.sleep(1.2)
+            task = asyncio.create_task(session.run("hi", abort=abort, on_event=on_event))
+            await streaming.wait()  # mid-stream: the first piece is in, the next ones are seconds away
             abort.abort()
             with pytest.raises(AbortedError):
                 await task
@@ -321,10 +327,10 @@ def test_opencode_run_json_events_and_failures(
 def test_opencode_run_ctrl_c_aborts_and_keeps_the_session(
     notes_project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
 ) -> None:
+    import os
     import signal
-    import time
 
-    scripted_model.script([{"text": "slowly " * 20, "split": 20, "pause": 0.3}])
+    scripted_model.script([{"text": "slowly " * 20, "split": 20, "pause": 2}])
     script = Path(sys.executable).parent / "opencode"
     process = subprocess.Popen(
         [str(script), "run", "tell me", "--session", "ses_keep"],
@@ -332,12 +338,13 @@ def test_opencode_run_ctrl_c_aborts_and_keeps_the_session(
         env={**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
         stdin=subprocess.DEVNULL,
     )
-    time.sleep(2)
+    assert process.stdout is not None
+    assert os.read(process.stdout.fileno(), 1) == b"s"  # mid-stream: the answer has begun, not ended
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)
+    _, raw = process.communicate(timeout=60)
+    stderr = raw.decode()
     assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
     kept = notes_project.resume("ses_keep")
     assert kept.messages[0].text == "tell me"

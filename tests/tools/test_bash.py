@@ -77,7 +77,7 @@ def pid_gone(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] in "ZX"
 
 
-def wait_gone(pid: int, seconds: float = 5.0) -> bool:
+def wait_gone(pid: int, seconds: float = 60.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if pid_gone(pid):
@@ -156,11 +156,21 @@ def test_empty_output_is_no_output(bash: Harness) -> None:
     assert result.metadata == {"output": "(no output)", "exit": 0, "truncated": False}
 
 
-def test_metadata_updates_arrive_while_the_command_runs(harness: Harness) -> None:
-    result = harness.run({"command": "echo first && sleep 0.1 && echo second"})
-    with_output = [m for _, m in harness.updates if m.get("output")]
+def test_metadata_updates_arrive_while_the_command_runs(harness: Harness, tmp_path: Path) -> None:
+    # "second" is printed only once an update carrying "first" has arrived (it creates the file)
+    release = tmp_path / "release"
+    updates: list[dict[str, Any]] = []
+
+    def on_metadata(title: str | None, metadata: dict[str, Any] | None) -> None:
+        updates.append(dict(metadata or {}))
+        if "first" in updates[-1].get("output", ""):
+            release.touch()
+
+    command = f"echo first; while [ ! -e {release} ]; do sleep 0.01; done; echo second"
+    result = harness.run({"command": command}, on_metadata=on_metadata)
+    with_output = [m for m in updates if m.get("output")]
     assert len(with_output) > 1
-    assert harness.updates[0][1] == {"output": ""}
+    assert updates[0] == {"output": ""}
     assert with_output[-1]["output"] == "first\nsecond\n"
     assert result.metadata["output"] == "first\nsecond\n"
 
@@ -403,9 +413,8 @@ def _abort_when(harness: Harness, text: str) -> AbortSignal:
 
 def test_abort_keeps_the_output_and_says_so(harness: Harness) -> None:
     signal = _abort_when(harness, "before")
-    start = time.monotonic()
-    result = harness.run({"command": "echo before && sleep 30"}, abort=signal)
-    assert time.monotonic() - start < 10
+    # the call cannot end by itself (sleep 1000): it ends because the abort stopped the command
+    result = harness.run({"command": "echo before && sleep 1000"}, abort=signal)
     assert "before" in result.output
     assert "User aborted the command" in result.output
     assert result.output.endswith("\n\n<shell_metadata>\nUser aborted the command\n</shell_metadata>")
@@ -441,9 +450,7 @@ def test_abort_while_waiting_for_permission(bash_project: Project) -> None:
 
 
 def test_timeout_stops_the_command_and_says_so(harness: Harness) -> None:
-    start = time.monotonic()
-    result = harness.run({"command": "sleep 60", "timeout": 500})
-    assert time.monotonic() - start < 10
+    result = harness.run({"command": "sleep 1000", "timeout": 500})  # ends only through the timeout
     assert TIMEOUT_TEXT in result.output
     assert RETRY_TEXT in result.output
     assert result.output == (
@@ -457,7 +464,7 @@ def test_timeout_stops_the_command_and_says_so(harness: Harness) -> None:
 def test_timeout_allows_a_hundred_milliseconds_more(bash: Harness) -> None:
     start = time.monotonic()
     bash.run({"command": "sleep 5", "timeout": 200})
-    assert time.monotonic() - start >= 0.3
+    assert time.monotonic() - start >= 0.3  # time is what is tested: a lower bound, which load cannot break
 
 
 def test_no_process_survives_a_timeout(bash: Harness) -> None:
@@ -469,12 +476,13 @@ def test_no_process_survives_a_timeout(bash: Harness) -> None:
 
 @pytest.mark.slow
 def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(bash: Harness) -> None:
-    command = "(trap '' TERM; sleep 1000 & echo $!; wait) & sleep 60"
+    command = "(trap '' TERM; sleep 1000 & echo $!; wait) & sleep 1000"
     start = time.monotonic()
     result = bash.run({"command": command, "timeout": 300})
+    assert time.monotonic() - start >= 3  # the grace period is what is tested: a lower bound only
+    assert TIMEOUT_TEXT in result.output  # and the timeout (not the command's end) stopped it
     grandchild = int(result.output.split()[0])
     assert wait_gone(grandchild)
-    assert 3 <= time.monotonic() - start < 10
 
 
 def test_a_timeout_also_kills_what_left_the_process_group(bash: Harness) -> None:
@@ -496,11 +504,9 @@ def test_default_timeout_from_the_environment_flag(make_project: Any) -> None:
 
 
 def test_background_job_does_not_hold_the_call(bash: Harness) -> None:
-    start = time.monotonic()
-    result = bash.run({"command": "sleep 1000 & echo $!"})
+    result = bash.run({"command": "sleep 1000 & echo $!"})  # held by the job, it would never return
     background = int(result.output.split()[0])
     try:
-        assert time.monotonic() - start < 3
         assert result.metadata["exit"] == 0
         assert not pid_gone(background)  # left running, as upstream does after a normal exit
     finally:

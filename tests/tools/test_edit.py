@@ -575,7 +575,7 @@ def test_aborted_edit_releases_the_lock(harness: Harness, root: Path) -> None:
             harness.tool.run(
                 {"filePath": str(path), "oldString": "two", "newString": "2"}, harness.context()
             ),
-            timeout=5,
+            timeout=60,  # a lock left held would block it for good: a generous bound, never reached otherwise
         )
 
     asyncio.run(main())

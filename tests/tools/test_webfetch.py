@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -393,12 +392,10 @@ def test_announced_length_over_the_cap_fails_before_the_body(harness: Harness, s
         handler.end_headers()
         handler.wfile.write(b"x" * 1000)
         handler.wfile.flush()
-        server.release.wait(10)
+        server.release.wait(600)  # until the server stops: never, within the test
 
     url = server.route("/big", handle)
-    started = time.monotonic()
     assert harness.error({"url": url, "timeout": 5}) == "Response too large (exceeds 5MB limit)"
-    assert time.monotonic() - started < 3
 
 
 def test_body_without_length_is_cut_at_the_cap(harness: Harness, server: LocalServer) -> None:
@@ -456,13 +453,11 @@ def test_long_output_gets_the_generic_truncation(harness: Harness, server: Local
 
 def test_slow_headers_hit_the_timeout(harness: Harness, server: LocalServer) -> None:
     def handle(handler: Handler) -> None:
-        server.release.wait(10)
+        server.release.wait(600)  # until the server stops: never, within the test
         reply(handler, 200, b"too late")
 
     url = server.route("/slow", handle)
-    started = time.monotonic()
     assert harness.error({"url": url, "timeout": 0.5}) == "Request timed out"
-    assert time.monotonic() - started < 3
 
 
 def test_slow_body_hits_the_timeout(harness: Harness, server: LocalServer) -> None:
@@ -473,9 +468,7 @@ def test_slow_body_hits_the_timeout(harness: Harness, server: LocalServer) -> No
             yield b"."
 
     url = server.route("/drip", lambda h: stream(h, drip(), {"Content-Type": "text/plain"}))
-    started = time.monotonic()
     assert harness.error({"url": url, "timeout": 0.6}) == "Request timed out"
-    assert time.monotonic() - started < 3
 
 
 def test_fast_server_within_a_short_timeout(harness: Harness, server: LocalServer) -> None:
@@ -499,15 +492,13 @@ def test_timeout_defaults_to_30_and_is_capped_at_120() -> None:
 
 def test_abort_stops_a_slow_fetch(harness: Harness, server: LocalServer) -> None:
     def handle(handler: Handler) -> None:
-        server.release.wait(10)
+        server.release.wait(600)  # until the server stops: never, within the test
 
     url = server.route("/hang", handle)
     abort = AbortSignal()
     threading.Timer(0.3, abort.abort).start()
-    started = time.monotonic()
     with pytest.raises(AbortedError):
         harness.run({"url": url}, abort=abort)
-    assert time.monotonic() - started < 3
 
 
 # -- URLs -----------------------------------------------------------------------------------------------

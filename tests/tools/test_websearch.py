@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -419,15 +418,14 @@ def test_slow_service_times_out(
     monkeypatch.setattr(websearch_module, "TIMEOUT", 0.4)
 
     def slow(handler: Handler) -> None:
-        server.release.wait(10)
+        server.release.wait(600)  # until the server stops: never, within the test
         reply(handler, 200, rpc())
 
     server.route("/exa/mcp", slow)
     server.route("/parallel/mcp", slow)
-    started = time.monotonic()
+    # the server never answers while the test runs: these messages come from the 0.4 s timeout
     assert harness.error({"query": "q"}) == "web_search_exa request timed out"
     assert harness.error({"query": "q"}, session=PARALLEL_SESSION) == "web_search request timed out"
-    assert time.monotonic() - started < 4
 
 
 def test_default_endpoints() -> None:
