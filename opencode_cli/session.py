@@ -805,11 +805,13 @@ def _plain(args: Any) -> dict[str, Any]:
 def error_text(error: Exception) -> str:
     """The model-facing text of a failed call: a tool's own error as it is; any other exception, a bug in
     the tool, as one line naming its type (the traceback on stderr when ``OPENCODE_DEBUG`` is set). A text
-    longer than :data:`MAX_ERROR_CHARS` (an error quoting a huge argument) is cut short."""
+    longer than :data:`MAX_ERROR_CHARS` (an error quoting a huge argument) is cut in its middle, so its start
+    and its end (where the reason usually stands) are kept."""
     text = _error_text(error)
     if len(text) <= MAX_ERROR_CHARS:
         return text
-    return f"{text[:MAX_ERROR_CHARS]}… (cut: {len(text)} characters)"
+    half = MAX_ERROR_CHARS // 2
+    return f"{text[:half]}… (cut: {len(text)} characters) …{text[-half:]}"
 
 
 #: The longest error text a part keeps (an error quoting a huge argument is cut to this).

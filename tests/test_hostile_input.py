@@ -238,6 +238,7 @@ def test_50_mb_strings(opencode, cli_env, tmp_path: Path) -> None:
     ran = opencode("tools", "run", "read", f"filePath=@{big}")
     no_traceback(ran)
     assert ran.returncode == 1 and one_line(ran.stderr).endswith("File name too long")
+    assert len(ran.stderr) < 10_000 and "(cut: " in ran.stderr  # the 50 MB name is quoted cut short
 
 
 def test_run_reading_an_argument_file_that_is_not_text_is_a_usage_error(opencode, tmp_path: Path) -> None:

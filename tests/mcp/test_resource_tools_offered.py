@@ -40,7 +40,7 @@ def test_resource_tools_are_offered_while_a_server_declares_resources_even_with_
 
     listed = run_opencode(project_dir, env, "mcp", "list")
     assert listed.returncode == 0, listed.stderr
-    assert "1 tools, 0 resources" in listed.stdout
+    assert "1 tool, 0 resources" in listed.stdout
     tools = json.loads(run_opencode(project_dir, env, "tools", "list", "--json").stdout)["tools"]
     ids = {tool["id"] for tool in tools}
     assert {"empty_ping", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"} <= ids
