@@ -236,6 +236,14 @@ class Store:
             ).fetchall()
         return [json.loads(data) for (data,) in rows]
 
+    def latest_session(self, directory: str) -> str | None:
+        """The id of the most recently updated top-level session of ``directory`` (``run --continue``)."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT id, data FROM session WHERE parent_id IS NULL ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+        return next((key for key, data in rows if json.loads(data).get("directory") == directory), None)
+
     def save_message(self, session_id: str, info: dict[str, Any]) -> None:
         """Insert or update a message's info (OpenCode's ``Message`` JSON, without its parts); a new
         message goes after the session's others, an update keeps its place."""

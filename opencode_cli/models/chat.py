@@ -40,6 +40,10 @@ class ChatModel:
 
         return ModelRef(self.provider.name, self.id)
 
+    async def connect(self, project: Project) -> None:
+        """Get the provider ready to chat for ``project`` (:meth:`Provider.connect`)."""
+        await self.provider.connect(project)
+
     def stream(
         self,
         messages: Sequence[Message],
@@ -57,17 +61,27 @@ class ChatModel:
         return self.provider.chat(self.id, list(messages), list(tools), options=options)
 
 
-async def open_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:
+async def resolve_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:
     """The chat model ``model`` names (``provider/id``, or a bare id some provider lists), else the one
-    of the config's ``model`` key, with its provider connected (its client service started).
+    of the config's ``model`` key, not connected yet (see :meth:`ChatModel.connect`).
 
-    Raises :class:`~opencode_cli.models.ModelError` (one line) when no model is named, the provider or
-    the model is unknown, the provider is unsupported, or it cannot be used (no key…).
+    Raises :class:`~opencode_cli.models.errors.ModelChoiceError` (one line) when no model is named, the
+    provider or the model is unknown, or the provider is unsupported.
     """
     ref = project.model(model)
     if ref is None:
         raise errors.no_model()
     catalog = await load_catalog(project)
     provider, info = catalog.resolve(ref)
-    await provider.connect(project)
     return ChatModel(provider, info)
+
+
+async def open_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:
+    """:func:`resolve_model`, with the provider connected (its client service started).
+
+    Raises :class:`~opencode_cli.models.ModelError` (one line) when the model cannot be chosen (see
+    :func:`resolve_model`) or the provider cannot be used (no key…).
+    """
+    chosen = await resolve_model(project, model)
+    await chosen.connect(project)
+    return chosen

@@ -14,15 +14,17 @@ import asyncio
 import contextlib
 import json
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..context import AbortSignal
     from ..session import Session, ToolPart
     from ..transcript import Message as TranscriptMessage
+    from .chat import ChatModel
 
 #: Called with each event of a run: ``("text", {"text"})``, ``("tool-start", {"callID", "tool"})``,
 #: ``("tool-end", part_dict)``, ``("step", {"step"})``, ``("finish", {"reason", "text"})``.
@@ -69,14 +71,18 @@ def system_prompt(session: Session) -> str:
 
 
 def conversation(session: Session) -> list[Any]:
-    """The transcript as chat messages (after the system prompt)."""
-    from ..transcript import TextPart, ToolCallPart
+    """The transcript as chat messages (after the system prompt): a user message's text parts joined
+    and its files (images, PDFs) carried; an assistant's text and calls, then one tool message for each
+    call, with the files of its result."""
+    from ..transcript import FilePart, TextPart, ToolCallPart
     from .base import Message, ToolCallRequest
 
     messages: list[Any] = []
     for message in session.transcript.messages:
         if message.role == "user":
-            messages.append(Message("user", message.text))
+            text = "\n\n".join(part.text for part in message.parts if isinstance(part, TextPart))
+            files = [_file(part) for part in message.parts if isinstance(part, FilePart)]
+            messages.append(Message("user", text, files=files))
             continue
         text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
         calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
@@ -85,8 +91,15 @@ def conversation(session: Session) -> list[Any]:
         requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
         messages.append(Message("assistant", text or None, tool_calls=requests))
         for part in calls:
-            messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id))
+            files = [_file(item) for item in part.attachments] if part.status == "completed" else []
+            messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id, files=files))
     return messages
+
+
+def _file(part: Any) -> Any:
+    from .base import FileContent
+
+    return FileContent(part.mime, part.url, part.filename)
 
 
 def _tool_text(part: Any) -> str:
@@ -106,19 +119,34 @@ async def run(
     *,
     abort: AbortSignal | None = None,
     on_event: EventSink | None = None,
+    model: ChatModel | None = None,
+    files: Sequence[Path] = (),
 ) -> RunResult:
-    """Run ``prompt`` in ``session`` until the model answers (see the module docstring)."""
+    """Run ``prompt`` in ``session`` until the model answers (see the module docstring).
+
+    ``model`` (from :func:`~opencode_cli.models.chat.resolve_model`) is the session's model by default.
+    The model is chosen before the prompt is stored (a model that cannot be chosen leaves the session
+    as it was); from then on whatever the run did is kept, also when it is interrupted. ``files`` are
+    attached to the prompt (:mod:`opencode_cli.models.attach`).
+
+    A call whose permission ask was rejected without feedback (or refused, nobody being there to ask)
+    ends the run with reason ``rejected``, the model not asked again, as OpenCode's loop does; with
+    ``experimental.continue_loop_on_deny = true`` the rejection goes back to the model instead."""
     from ..context import AbortSignal
     from ..contract import AbortedError
     from ..session import ToolCall
     from ..wire import render
+    from .attach import attach_files
     from .base import Message, TextDelta, ToolCalls
-    from .chat import open_model
+    from .chat import resolve_model
 
     abort = abort or AbortSignal()
     emit = on_event or (lambda kind, data: None)
-    model = await open_model(session.project, session.model)
-    session.user(prompt)
+    model = model or await resolve_model(session.project, session.model)
+    message = session.user(prompt)
+    await attach_files(session, message, files)
+    await model.connect(session.project)
+    go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
     limit = getattr(session.agent, "steps", None) or 0
     agent_options = {
         "temperature": getattr(session.agent, "temperature", None),
@@ -136,7 +164,12 @@ async def run(
         assistant = session.new_assistant()
         reply = _Reply(session, assistant, emit)
         stream = model.stream(messages, tools, **agent_options)
-        calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+        try:
+            calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+        except BaseException as error:
+            reply.keep()
+            session.transcript.finish(assistant, None, error=_error_name(error))
+            raise
         text = reply.text
         if reply.finish is not None:
             usage = reply.finish.usage or usage
@@ -150,12 +183,24 @@ async def run(
         async def dispatch(call: Any) -> ToolPart:
             emit("tool-start", {"callID": call.id, "tool": call.name})
             part = await session.dispatch(ToolCall(call.name, call.arguments, id=call.id), abort=abort)
-            emit("tool-end", part.as_dict())
+            emit("tool-end", {**part.as_dict(), "rejected": rejected(part)})
             return part
 
-        await _until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
+        parts = await _until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
         if abort.aborted:
             raise AbortedError()
+        if not go_on_after_rejection and any(map(rejected, parts)):
+            emit("finish", {"reason": "rejected", "text": text})
+            return RunResult(text, "rejected", steps, usage)
+
+
+def rejected(part: ToolPart) -> bool:
+    """Whether a call failed because its permission ask was rejected without feedback (or refused with
+    nobody to ask), or the user dismissed its questions: what ends OpenCode's loop."""
+    from ..errors import RejectedError
+    from ..tools._question import DISMISSED
+
+    return part.status == "error" and part.error in (RejectedError.MESSAGE, DISMISSED)
 
 
 class _Reply:
@@ -168,6 +213,7 @@ class _Reply:
         self.text = ""
         self.finish: Any = None
         self._part: Any = None
+        self._saved: str | None = None
 
     async def consume(self, stream: Any, text_type: type, calls_type: type) -> list[Any]:
         from ..transcript import TextPart
@@ -186,9 +232,24 @@ class _Reply:
                 calls = list(event.calls)
             elif isinstance(event, Finish):
                 self.finish = event
-        if self._part is not None:
-            self.session.transcript.update_part(self._part)
+        self.keep()
         return calls
+
+    def keep(self) -> None:
+        """Save the text received so far (at the end of the reply, or when it is cut short)."""
+        if self._part is not None and self._part.text != self._saved:
+            self._saved = self._part.text
+            self.session.transcript.update_part(self._part)
+
+
+def _error_name(error: BaseException) -> str:
+    """How an assistant message cut short by ``error`` is marked (OpenCode's error names)."""
+    from ..contract import AbortedError
+    from ..loops import is_cancellation
+
+    if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):
+        return "MessageAbortedError"
+    return "APIError" if isinstance(error, Exception) else "UnknownError"
 
 
 async def _until_aborted(work: Any, abort: AbortSignal) -> Any:
