@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -406,6 +406,9 @@ class Transcript:
         self.store = store
         self.messages: list[Message] = []
         self._part_ids: set[str] = set()
+        self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
+        """Called with ``("message.updated", {"info"})`` and ``("message.part.updated", {"part"})`` on
+        every save (the ``event`` hook's relay listens here)."""
         self.update_session()
 
     @classmethod
@@ -483,6 +486,8 @@ class Transcript:
         """Save a part again after a change (a tool part's transition); it keeps its place."""
         if self.store is not None:
             self.store.save_part(part.as_dict())
+        for listener in list(self.listeners):
+            listener("message.part.updated", {"part": part.as_dict()})
 
     def finish(self, message: Message, finish: str | None = "stop", error: str | None = None) -> None:
         """Mark an assistant message completed now, with its finish reason or error, and save it."""
@@ -494,6 +499,8 @@ class Transcript:
         """Save a message's info again after a change (its parts are saved on their own)."""
         if self.store is not None:
             self.store.save_message(message.session_id, message.info_dict())
+        for listener in list(self.listeners):
+            listener("message.updated", {"info": message.info_dict()})
 
     def update_session(self) -> None:
         """Save the session info (after a change such as a new title)."""

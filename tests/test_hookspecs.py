@@ -13,10 +13,17 @@ HOOKS = [
 ]
 
 
-def test_the_contract_has_the_six_hooks() -> None:
+def test_the_contract_has_the_tool_provider_and_chat_hooks() -> None:
     assert sorted(HOOKS) == [
+        "chat_headers",
+        "chat_message",
+        "chat_messages_transform",
+        "chat_params",
+        "chat_system_transform",
+        "event",
         "register_providers",
         "register_tools",
+        "session_compacting",
         "tool_definition",
         "tool_execute",
         "tool_execute_after",

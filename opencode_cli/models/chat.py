@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..modelref import ModelRef
     from ..project import Project
     from .base import Event, Limits, Message, ModelInfo
+    from .hooks import ChatParams
     from .provider import Provider
 
 
@@ -52,12 +53,26 @@ class ChatModel:
         temperature: float | None = None,
         top_p: float | None = None,
         max_tokens: int | None = None,
+        params: ChatParams | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Stream the reply to ``messages``, offering ``tools`` (wire tools in OpenAI's shape, passed on
         unchanged). The model's configured ``options`` go in every request; the arguments given here
-        (those not ``None``) are added over them."""
+        (those not ``None``) are added over them. ``params`` (what the ``chat_params`` hook saw: its
+        ``options`` replace the model's) and ``headers`` (extra HTTP headers) come from the run loop."""
+        options = dict(self.info.options)
         given = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-        options = {**self.info.options, **{key: value for key, value in given.items() if value is not None}}
+        if params is not None:
+            options = dict(params.options)
+            given |= {
+                "temperature": params.temperature,
+                "top_p": params.top_p,
+                "top_k": params.top_k,
+                "max_tokens": params.max_output_tokens,
+            }
+        options |= {key: value for key, value in given.items() if value is not None}
+        if headers:
+            return self.provider.chat(self.id, list(messages), list(tools), options=options, headers=headers)
         return self.provider.chat(self.id, list(messages), list(tools), options=options)
 
 

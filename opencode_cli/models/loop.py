@@ -20,6 +20,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .hooks import ChatParams, EventRelay, PreparedRequest
+
 if TYPE_CHECKING:
     from ..context import AbortSignal
     from ..session import Session, ToolPart
@@ -54,7 +56,12 @@ class RunResult:
 
 
 def system_prompt(session: Session) -> str:
-    """The agent's prompt (or ours) and the environment the model works in."""
+    """The agent's prompt (or ours) and the environment the model works in, as one text."""
+    return "\n\n".join(system_parts(session))
+
+
+def system_parts(session: Session) -> list[str]:
+    """The system prompt's parts: the agent's prompt (or ours), then the environment the model works in."""
     project = session.project
     prompt = getattr(session.agent, "prompt", None) or DEFAULT_SYSTEM
     environment = "\n".join(
@@ -67,7 +74,7 @@ def system_prompt(session: Session) -> str:
             "</env>",
         ]
     )
-    return f"{prompt}\n\n{environment}"
+    return [prompt, environment]
 
 
 def conversation(session: Session) -> list[Any]:
@@ -133,37 +140,93 @@ async def run(
     ends the run with reason ``rejected``, the model not asked again, as OpenCode's loop does; with
     ``experimental.continue_loop_on_deny = true`` the rejection goes back to the model instead."""
     from ..context import AbortSignal
-    from ..contract import AbortedError
-    from ..session import ToolCall
-    from ..wire import render
     from .attach import attach_files
-    from .base import Message, TextDelta, ToolCalls
     from .chat import resolve_model
 
     abort = abort or AbortSignal()
     emit = on_event or (lambda kind, data: None)
     model = model or await resolve_model(session.project, session.model)
+    async with EventRelay(session):
+        message = session.user(prompt)
+        await attach_files(session, message, files)
+        await _chat_message(session, model, message)
+        await model.connect(session.project)
+        return await _steps(session, model, abort, emit)
+
+
+async def prepare_request(session: Session, model: ChatModel, prompt: str) -> PreparedRequest:
+    """Add ``prompt`` to ``session`` as a run does and return the first request the model would get,
+    after ``chat_message``, ``chat_system_transform``, ``chat_messages_transform``, ``chat_params`` and
+    ``chat_headers``; nothing is sent (the plugin test kit's ``chat_request``)."""
     message = session.user(prompt)
-    await attach_files(session, message, files)
-    await model.connect(session.project)
+    await _chat_message(session, model, message)
+    return PreparedRequest(*await _request(session, model, last=False))
+
+
+async def _chat_message(session: Session, model: ChatModel, message: TranscriptMessage) -> None:
+    """The ``chat_message`` hook; the parts it left are saved (new ones added)."""
+    plugins = session.project.plugins
+    if not plugins.implementers("chat_message"):
+        return
+    parts = list(message.parts)
+    await plugins.acall(
+        "chat_message",
+        session_id=session.id,
+        agent=session.agent.name,
+        model=model,
+        message=message,
+        parts=parts,
+    )
+    for part in parts:
+        if part in message.parts:
+            session.transcript.update_part(part)
+        else:
+            session.transcript.add_part(message, part)
+
+
+async def _request(
+    session: Session, model: ChatModel, last: bool
+) -> tuple[list[Any], ChatParams, dict[str, str]]:
+    """The messages, sampling settings and headers of the next request, through the chat hooks."""
+    from .base import Message
+
+    plugins = session.project.plugins
+    names = {"session_id": session.id, "model": model}
+    system = system_parts(session)
+    await plugins.acall("chat_system_transform", **names, system=system)
+    messages = conversation(session)
+    if last:
+        messages.append(Message("user", STEP_LIMIT_NOTE))
+    await plugins.acall("chat_messages_transform", **names, messages=messages)
+    agent = session.agent
+    params = ChatParams(getattr(agent, "temperature", None), getattr(agent, "top_p", None))
+    params.options = dict(model.info.options)
+    headers: dict[str, str] = {}
+    more = {"agent": agent.name, "provider": model.provider.name}
+    await plugins.acall("chat_params", **names, **more, params=params)
+    await plugins.acall("chat_headers", **names, **more, headers=headers)
+    return [*(Message("system", part) for part in system if part), *messages], params, headers
+
+
+async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: EventSink) -> RunResult:
+    """The steps of a run: a request, its tool calls, again, until the model answers."""
+    from ..contract import AbortedError
+    from ..session import ToolCall
+    from ..wire import render
+    from .base import TextDelta, ToolCalls
+
     go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
     limit = getattr(session.agent, "steps", None) or 0
-    agent_options = {
-        "temperature": getattr(session.agent, "temperature", None),
-        "top_p": getattr(session.agent, "top_p", None),
-    }
     steps, text, usage = 0, "", {}
     while True:
         steps += 1
         last = bool(limit) and steps > limit
         emit("step", {"step": steps})
         tools = [] if last else render(session.resolve(), "openai")
-        messages = [Message("system", system_prompt(session)), *conversation(session)]
-        if last:
-            messages.append(Message("user", STEP_LIMIT_NOTE))
+        messages, params, headers = await _request(session, model, last)
         assistant = session.new_assistant()
         reply = _Reply(session, assistant, emit)
-        stream = model.stream(messages, tools, **agent_options)
+        stream = model.stream(messages, tools, params=params, headers=headers)
         try:
             calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
         except BaseException as error:

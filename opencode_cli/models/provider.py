@@ -41,13 +41,16 @@ class Provider:
         tools: Sequence[dict[str, Any]],
         *,
         options: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Stream the model's reply to ``messages`` as :data:`~opencode_cli.models.Event` objects, the
         last one a :class:`~opencode_cli.models.Finish`.
 
         ``tools`` are the wire tools in OpenAI's shape (``{"type": "function", "function": {...}}``, what
         ``opencode_cli.wire.render(tools, "openai")`` returns); ``options`` are request body fields
-        (``temperature``, ``top_p``, ``max_tokens``, and the model's own ``options``). Failures raise
+        (``temperature``, ``top_p``, ``max_tokens``, and the model's own ``options``); ``headers`` extra
+        HTTP headers of this request (the ``chat_headers`` hook's; passed only when there are some, so a
+        provider that sends no headers may leave the argument out). Failures raise
         :class:`~opencode_cli.models.ModelError` with one line.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement chat()")

@@ -138,8 +138,8 @@ def test_an_image_read_by_a_tool_follows_the_tool_messages_as_a_user_message(
     assert run(main()).text == "A single dot."
     messages = scripted_model.requests()[1]["body"]["messages"]
     roles = [m["role"] for m in messages]
-    assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
-    assert messages[3]["content"] == "Image read successfully"
+    assert roles == ["system", "system", "user", "assistant", "tool", "tool", "user"]
+    assert messages[4]["content"] == "Image read successfully"
     assert messages[-1]["content"] == [
         {"type": "text", "text": TOOL_MEDIA_NOTE},
         {
