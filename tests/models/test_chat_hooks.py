@@ -25,63 +25,95 @@ def run(coroutine: Any, timeout: float = 60) -> Any:
     return asyncio.run(asyncio.wait_for(coroutine, timeout))
 
 
-class ChatPlugin:
-    """Implements every chat hook; async and sync ones alike."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    @hookimpl
-    def chat_message(self, message: Any, parts: list[Any]) -> None:
-        parts[0].text = parts[0].text.upper()
-        parts.append(TextPart("(sent from a test)", synthetic=True))
-
-    @hookimpl
-    async def chat_params(self, provider: str, params: Any) -> None:
-        params.temperature, params.top_k = 0.25, 7
-        params.max_output_tokens = 321
-        params.options["seed"] = 42 if provider == "local" else 0
-
-    @hookimpl
-    def chat_headers(self, headers: dict[str, str]) -> None:
-        headers["X-From-Plugin"] = "yes"
-
-    @hookimpl
-    def chat_system_transform(self, system: list[str]) -> None:
-        system.append("Always answer in French.")
-
-    @hookimpl
-    def chat_messages_transform(self, messages: list[Any]) -> None:
-        messages.insert(0, Message("user", "context from a plugin"))
-
-    @hookimpl
-    async def event(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
-
-
-def test_each_chat_hook_changes_the_request(
-    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
-) -> None:
-    configure(project_dir, local_config(scripted_model.url))
-    plugin = ChatPlugin()
+def first_request(
+    make_project: Callable[..., Project], project_dir: Path, scripted: ScriptedModel, plugin: object
+) -> tuple[dict[str, Any], Project, Any]:
+    """Run "hello" with ``plugin`` registered; the first request the server got, the project, the session."""
+    configure(project_dir, local_config(scripted.url))
     project = make_project(plugins=[("chat", plugin)])
-    scripted_model.script([{"text": "Bonjour."}])
+    scripted.script([{"text": "Bonjour."}])
 
     async def main() -> Any:
         async with project, project.session(remember=True) as session:
-            return await session.run("hello"), session
+            assert (await session.run("hello")).text == "Bonjour."
+            return session
 
-    result, session = run(main())
-    assert result.text == "Bonjour."
-    [request] = scripted_model.requests()
-    body = request["body"]
-    assert [m["content"] for m in body["messages"] if m["role"] == "system"][-1] == "Always answer in French."
-    users = [m["content"] for m in body["messages"] if m["role"] == "user"]
-    assert users == ["context from a plugin", "HELLO\n\n(sent from a test)"]
-    assert (body["temperature"], body["top_k"], body["max_tokens"], body["seed"]) == (0.25, 7, 321, 42)
-    assert request["headers"]["x-from-plugin"] == "yes"
+    session = run(main())
+    return scripted.requests()[0], project, session
+
+
+def users(request: dict[str, Any]) -> list[Any]:
+    return [m["content"] for m in request["body"]["messages"] if m["role"] == "user"]
+
+
+def test_hook_chat_message(
+    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
+) -> None:
+    class Plugin:
+        @hookimpl
+        def chat_message(self, message: Any, parts: list[Any]) -> None:
+            assert message.role == "user"
+            parts[0].text = parts[0].text.upper()
+            parts.append(TextPart("(sent from a test)", synthetic=True))
+
+    request, project, session = first_request(make_project, project_dir, scripted_model, Plugin())
+    assert users(request) == ["HELLO\n\n(sent from a test)"]
     stored = project.resume(session.id).messages[0]
     assert stored.text == "HELLO(sent from a test)"  # the hook's parts are what the transcript keeps
+
+
+def test_hook_chat_params(
+    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
+) -> None:
+    class Plugin:
+        @hookimpl
+        async def chat_params(self, provider: str, params: Any) -> None:
+            params.temperature, params.top_k = 0.25, 7
+            params.max_output_tokens = 321
+            params.options["seed"] = 42 if provider == "local" else 0
+
+    request, _, _ = first_request(make_project, project_dir, scripted_model, Plugin())
+    body = request["body"]
+    assert (body["temperature"], body["top_k"], body["max_tokens"], body["seed"]) == (0.25, 7, 321, 42)
+
+
+def test_hook_chat_headers(
+    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
+) -> None:
+    class Plugin:
+        @hookimpl
+        def chat_headers(self, headers: dict[str, str]) -> None:
+            headers["X-From-Plugin"] = "yes"
+
+    request, _, _ = first_request(make_project, project_dir, scripted_model, Plugin())
+    assert request["headers"]["x-from-plugin"] == "yes"
+
+
+def test_hook_chat_system_transform(
+    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
+) -> None:
+    class Plugin:
+        @hookimpl
+        def chat_system_transform(self, system: list[str]) -> None:
+            assert system[1].startswith("<env>")
+            system.append("Always answer in French.")
+
+    request, _, _ = first_request(make_project, project_dir, scripted_model, Plugin())
+    system = [m["content"] for m in request["body"]["messages"] if m["role"] == "system"]
+    assert len(system) == 3 and system[-1] == "Always answer in French."
+
+
+def test_hook_chat_messages_transform(
+    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
+) -> None:
+    class Plugin:
+        @hookimpl
+        def chat_messages_transform(self, messages: list[Any]) -> None:
+            messages.insert(0, Message("user", "context from a plugin"))
+
+    request, project, session = first_request(make_project, project_dir, scripted_model, Plugin())
+    assert users(request) == ["context from a plugin", "hello"]
+    assert [m.text for m in project.resume(session.id).messages][:1] == ["hello"]  # the transcript stays
 
 
 class Watcher:
@@ -93,7 +125,7 @@ class Watcher:
         self.events.append(event)
 
 
-def test_the_event_hook_sees_every_event_in_order(
+def test_hook_event(
     make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
 ) -> None:
     (project_dir / "notes.txt").write_text("one\n")
