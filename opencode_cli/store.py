@@ -207,6 +207,11 @@ class Store:
             ).fetchall()
         return {path for (path,) in rows}
 
+    def forget_instructions(self, session_id: str) -> None:
+        """Forget which instruction files ``session_id`` was shown (its history was compacted)."""
+        with self.connect() as connection:
+            connection.execute("DELETE FROM instruction_shown WHERE session_id = ?", (session_id,))
+
     # -- transcripts: sessions, messages, parts ------------------------------------------------------
 
     def save_session(self, info: dict[str, Any]) -> None:

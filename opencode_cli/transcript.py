@@ -308,8 +308,35 @@ class ToolCallPart(_PartBase):
         )
 
 
-Part = TextPart | ToolCallPart | FilePart
-_PART_TYPES: dict[str, Any] = {"text": TextPart, "tool": ToolCallPart, "file": FilePart}
+@dataclass
+class CompactionPart(_PartBase):
+    """Marks a user message as a compaction request (OpenCode's ``compaction`` part): the assistant
+    message after it is the summary the continued history starts with. ``auto``: the context filled up."""
+
+    auto: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{id, sessionID, messageID, type: "compaction", auto}``."""
+        return {**self._base("compaction"), "auto": self.auto}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CompactionPart:
+        """The inverse of :meth:`as_dict`."""
+        return cls(
+            bool(data.get("auto", True)),
+            id=data["id"],
+            session_id=data["sessionID"],
+            message_id=data["messageID"],
+        )
+
+
+Part = TextPart | ToolCallPart | FilePart | CompactionPart
+_PART_TYPES: dict[str, Any] = {
+    "text": TextPart,
+    "tool": ToolCallPart,
+    "file": FilePart,
+    "compaction": CompactionPart,
+}
 
 
 def part_from_dict(data: Mapping[str, Any]) -> Part:
@@ -342,6 +369,8 @@ class Message:
     id: str = field(default_factory=lambda: new_id("msg"))
     created: int = field(default_factory=now_ms)
     completed: int | None = None
+    summary: bool = False
+    """An assistant message that summarises the conversation before it (a compaction)."""
 
     @property
     def text(self) -> str:
@@ -369,6 +398,8 @@ class Message:
             data["finish"] = self.finish
         if self.error is not None:
             data["error"] = self.error
+        if self.summary:
+            data["summary"] = True
         return data
 
     def as_dict(self) -> dict[str, Any]:
@@ -392,6 +423,7 @@ class Message:
             id=info["id"],
             created=info["time"]["created"],
             completed=info["time"].get("completed"),
+            summary=bool(info.get("summary", False)) and not user,
         )
 
 
@@ -450,11 +482,13 @@ class Transcript:
     # -- changes -------------------------------------------------------------------------------------
 
     def add_user(
-        self, text: str, agent: str, model: ModelRef | None = None, *, synthetic: bool = False
+        self, text: str | None, agent: str, model: ModelRef | None = None, *, synthetic: bool = False
     ) -> Message:
-        """Append a user message with one text part (``synthetic``: written by a tool, not a person)."""
+        """Append a user message with one text part (``synthetic``: written by a tool, not a person); with
+        ``text`` ``None``, no part (the caller adds its own)."""
         message = self._add(Message(self.info.id, "user", agent, model))
-        self.add_part(message, TextPart(text, synthetic=synthetic))
+        if text is not None:
+            self.add_part(message, TextPart(text, synthetic=synthetic))
         return message
 
     def add_assistant(

@@ -121,6 +121,9 @@ class _Terminal:
             sys.stdout.write(data["text"])
             sys.stdout.flush()
             self.at_line_start = data["text"].endswith("\n")
+        elif kind == "compaction":
+            self._newline()
+            err(f"… the context is nearly full ({data['tokens']} tokens): compacting the session")
         elif kind == "tool-start":
             self._newline()
             err(f"→ {data['tool']}")

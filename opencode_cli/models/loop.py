@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .compaction import CLEARED, is_pruned
 from .hooks import ChatParams, EventRelay, PreparedRequest
 
 if TYPE_CHECKING:
@@ -81,15 +82,18 @@ def conversation(session: Session) -> list[Any]:
     """The transcript as chat messages (after the system prompt): a user message's text parts joined
     and its files (images, PDFs) carried; an assistant's text and calls, then one tool message for each
     call, with the files of its result."""
-    from ..transcript import FilePart, TextPart, ToolCallPart
+    from ..transcript import CompactionPart, FilePart, TextPart, ToolCallPart
     from .base import Message, ToolCallRequest
+    from .compaction import COMPACTION_QUESTION, history
 
     messages: list[Any] = []
-    for message in session.transcript.messages:
+    for message in history(session):
         if message.role == "user":
-            text = "\n\n".join(part.text for part in message.parts if isinstance(part, TextPart))
+            texts = [part.text for part in message.parts if isinstance(part, TextPart)]
+            if any(isinstance(part, CompactionPart) for part in message.parts):
+                texts.append(COMPACTION_QUESTION)
             files = [_file(part) for part in message.parts if isinstance(part, FilePart)]
-            messages.append(Message("user", text, files=files))
+            messages.append(Message("user", "\n\n".join(texts), files=files))
             continue
         text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
         calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
@@ -98,7 +102,8 @@ def conversation(session: Session) -> list[Any]:
         requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
         messages.append(Message("assistant", text or None, tool_calls=requests))
         for part in calls:
-            files = [_file(item) for item in part.attachments] if part.status == "completed" else []
+            shown = part.status == "completed" and not is_pruned(part)
+            files = [_file(item) for item in part.attachments] if shown else []
             messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id, files=files))
     return messages
 
@@ -114,7 +119,7 @@ def _tool_text(part: Any) -> str:
     from ..contract import INTERRUPTED
 
     if part.status == "completed":
-        return part.output or ""
+        return CLEARED if is_pruned(part) else (part.output or "")
     if part.status == "error":
         return part.error or ""
     return INTERRUPTED
@@ -213,6 +218,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
     from ..contract import AbortedError
     from ..session import ToolCall
     from ..wire import render
+    from . import compaction
     from .base import TextDelta, ToolCalls
 
     go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
@@ -255,6 +261,11 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         if not go_on_after_rejection and any(map(rejected, parts)):
             emit("finish", {"reason": "rejected", "text": text})
             return RunResult(text, "rejected", steps, usage)
+        if compaction.enabled(session, "auto") and compaction.overflows(
+            model, reply.finish and reply.finish.usage
+        ):
+            emit("compaction", {"tokens": compaction.tokens(reply.finish.usage)})
+            await _until_aborted(compaction.compact(session, model, auto=True), abort)
 
 
 def rejected(part: ToolPart) -> bool:
