@@ -113,6 +113,9 @@ class Finish:
 
     reason: str
     usage: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What the provider needs sent back with this reply in the next request (Anthropic's thinking
+    blocks, under ``"anthropic"``): it lands in the reply's :attr:`Message.extra`."""
 
 
 Event = TextDelta | ToolCallStarted | ToolCalls | Finish

@@ -100,7 +100,8 @@ def conversation(session: Session) -> list[Any]:
         if not text and not calls:
             continue
         requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
-        messages.append(Message("assistant", text or None, tool_calls=requests))
+        extra = getattr(message, "provider_state", None) or {}
+        messages.append(Message("assistant", text or None, tool_calls=requests, extra=extra))
         for part in calls:
             shown = part.status == "completed" and not is_pruned(part)
             files = [_file(item) for item in part.attachments] if shown else []
@@ -228,7 +229,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         steps += 1
         last = bool(limit) and steps > limit
         emit("step", {"step": steps})
-        tools = [] if last else render(session.resolve(), "openai")
+        tools = [] if last else render(session.resolve(), model.provider.wire_format)
         messages, params, headers = await _request(session, model, last)
         assistant = session.new_assistant()
         reply = _Reply(session, assistant, emit)
@@ -242,6 +243,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         text = reply.text
         if reply.finish is not None:
             usage = reply.finish.usage or usage
+            assistant.provider_state = reply.finish.extra  # type: ignore[attr-defined]  # for this run
         if not calls or last:
             reason = "step-limit" if last else (reply.finish.reason if reply.finish else "stop")
             session.transcript.finish(assistant, reason)

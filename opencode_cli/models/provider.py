@@ -24,6 +24,9 @@ class Provider:
     name: str = ""
     title: str | None = None
     """How the provider is shown (default: its name)."""
+    wire_format: str = "openai"
+    """The shape :meth:`chat` gets its tools in (``opencode_cli.wire.render``'s formats: ``openai``,
+    ``anthropic``)."""
 
     def models(self) -> Mapping[str, ModelInfo]:
         """The models this provider offers, by id; empty (the default) when it takes any model id."""
