@@ -49,7 +49,9 @@ def test_unknown_provider_with_and_without_a_close_match(local_project: ProjectF
         failure(project, "lokal/x")[0]
         == "unknown provider 'lokal' (did you mean 'local'? providers: anthropic, local, openai)"
     )
-    assert failure(local_project(), "zzz/x")[0] == "unknown provider 'zzz' (providers: anthropic, local, openai)"
+    assert failure(local_project(), "zzz/x")[0] == (
+        "unknown provider 'zzz' (providers: anthropic, local, openai)"
+    )
 
 
 def test_unknown_model_of_a_provider_that_lists_its_models(
@@ -80,7 +82,8 @@ def test_unknown_model_of_a_provider_that_lists_its_models(
 def test_an_unsupported_npm_package_is_listed_and_fails_when_used(
     make_project: ProjectFactory, project_dir: Path
 ) -> None:
-    configure(project_dir, {"provider": {"claude": {"npm": "@ai-sdk/amazon-bedrock", "options": {"apiKey": "k"}}}})
+    table = {"npm": "@ai-sdk/amazon-bedrock", "options": {"apiKey": "k"}}
+    configure(project_dir, {"provider": {"claude": table}})
     project = make_project()
 
     async def listing() -> Any:
