@@ -26,6 +26,7 @@ body). Every request, with its headers (lower-cased) and its JSON body, is appen
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import json
 import os
@@ -127,6 +128,38 @@ def anthropic_events(response: dict[str, Any], model: str, number: int) -> list[
     return events
 
 
+def gemini_chunks(response: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    """The ``GenerateContentResponse`` chunks Gemini streams (``alt=sse``) for a shorthand response: the
+    text in pieces, each function call whole in one part with a ``thoughtSignature``, the last chunk with
+    ``finishReason`` and the usage."""
+    parts: list[dict[str, Any]] = [
+        {"text": p} for p in pieces(response.get("text", ""), int(response.get("split", 3)))
+    ]
+    for call in response.get("tool_calls", []):
+        signature = base64.b64encode(f"sig-{call['id']}".encode()).decode()
+        parts.append(
+            {
+                "functionCall": {"name": call["name"], "args": json.loads(call["arguments"])},
+                "thoughtSignature": signature,
+            }
+        )
+    chunks = [
+        {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}],
+            "modelVersion": "scripted",
+        }
+        for part in parts
+    ] or [{"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "index": 0}]}]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    chunks[-1]["usageMetadata"] = response.get("usage") or {
+        "promptTokenCount": 11,
+        "candidatesTokenCount": 7,
+        "totalTokenCount": 18,
+    }
+    chunks[-1]["responseId"] = f"scripted-{number}"
+    return chunks
+
+
 def zip_longest_lists(rows: list[list[Any]]) -> list[list[Any]]:
     """``[[a0, b0], [a1, b1], [a2]]`` from ``[[a0, a1, a2], [b0, b1]]``."""
     longest = max((len(row) for row in rows), default=0)
@@ -223,6 +256,9 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/v1/messages" and isinstance(request, dict):
             self._anthropic(request)
             return
+        if ":streamGenerateContent" in self.path and isinstance(request, dict):
+            self._gemini()
+            return
         if self.path.rstrip("/") != "/v1/chat/completions" or not isinstance(request, dict):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -267,6 +303,25 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for event in events:
             self._chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _gemini(self) -> None:
+        number, response = self.server.script.next()
+        if response is None:
+            response = {
+                "status": 500,
+                "body": {"error": {"code": 500, "message": "no response", "status": "X"}},
+            }
+        if "status" in response:
+            self._json(int(response["status"]), response.get("body", {}))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for chunk in gemini_chunks(response, number):
+            self._chunk(f"data: {json.dumps(chunk)}\r\n\r\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

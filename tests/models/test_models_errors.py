@@ -47,10 +47,10 @@ def test_unknown_provider_with_and_without_a_close_match(local_project: ProjectF
     project = local_project()
     assert (
         failure(project, "lokal/x")[0]
-        == "unknown provider 'lokal' (did you mean 'local'? providers: anthropic, local, openai)"
+        == "unknown provider 'lokal' (did you mean 'local'? providers: anthropic, google, local, openai)"
     )
     assert failure(local_project(), "zzz/x")[0] == (
-        "unknown provider 'zzz' (providers: anthropic, local, openai)"
+        "unknown provider 'zzz' (providers: anthropic, google, local, openai)"
     )
 
 
@@ -75,7 +75,8 @@ def test_unknown_model_of_a_provider_that_lists_its_models(
 
     assert run(main()) == "local/smart"
     assert failure(make_project(), "llama")[0] == (
-        "model 'llama' names no provider: write it as provider/model (providers: anthropic, local, openai)"
+        "model 'llama' names no provider: write it as provider/model "
+        "(providers: anthropic, google, local, openai)"
     )
 
 
@@ -95,7 +96,7 @@ def test_an_unsupported_npm_package_is_listed_and_fails_when_used(
     assert (entry.origin, entry.npm, entry.supported) == ("config", "@ai-sdk/amazon-bedrock", False)
     assert failure(make_project(), "claude/sonnet")[0] == (
         "provider claude uses npm package @ai-sdk/amazon-bedrock, which is not supported "
-        "(supported: @ai-sdk/anthropic, @ai-sdk/openai, @ai-sdk/openai-compatible)"
+        "(supported: @ai-sdk/anthropic, @ai-sdk/google, @ai-sdk/openai, @ai-sdk/openai-compatible)"
     )
 
 
