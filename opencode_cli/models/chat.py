@@ -87,8 +87,10 @@ async def resolve_model(project: Project, model: ModelRef | str | None = None) -
     if ref is None:
         raise errors.no_model()
     catalog = await load_catalog(project)
+    from .known import with_known_limits
+
     provider, info = catalog.resolve(ref)
-    return ChatModel(provider, info)
+    return ChatModel(provider, with_known_limits(info))
 
 
 async def open_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:

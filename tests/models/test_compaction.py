@@ -172,3 +172,28 @@ def test_agents_md_is_shown_again_after_a_compaction(
     assert "Use tabs in sub/." in result(requests[1], "c1")
     assert "Use tabs in sub/." not in result(requests[2], "c2")  # shown once before the compaction
     assert "Use tabs in sub/." in result(requests[4], "c3")  # and again after it
+
+
+def test_well_known_models_have_limits_and_a_table_wins(
+    make_project: Callable[..., Project], project_dir: Path
+) -> None:
+    from opencode_cli.models.chat import resolve_model
+
+    config = {
+        "provider": {
+            "anthropic": {"options": {"apiKey": "k"}},
+            "google": {"models": {"gemini-2.5-pro": {"limit": {"context": 5000}}}},
+        }
+    }
+    configure(project_dir, config)
+    project = make_project()
+
+    async def limits(model: str) -> Any:
+        async with project:
+            return (await resolve_model(project, model)).limits
+
+    sonnet = run(limits("anthropic/claude-sonnet-4-5"))
+    assert (sonnet.context, sonnet.output) == (200_000, 64_000)
+    gemini = run(limits("google/gemini-2.5-pro"))
+    assert (gemini.context, gemini.output) == (5000, 65_536)  # the table's context, the known output
+    assert run(limits("anthropic/claude-future-9")).context is None
