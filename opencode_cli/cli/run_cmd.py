@@ -44,9 +44,10 @@ def run(
             fail("error: --continue and --session both name a session: give one")
         if continue_last:
             session_id = _last_session(project)
-        missing = [str(path) for path in files if not (project.directory / path).exists()]
+        missing = [str(path) for path in files if not path.exists()]
         if missing:
             fail(f"error: no such file: {missing[0]}")
+        files = [path.resolve() for path in files]  # as typed: relative to the current directory
         options = session_options(yes, allow, deny, session_id)
         warn_unasked(project, allow, deny)
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
