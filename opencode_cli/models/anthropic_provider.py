@@ -7,7 +7,8 @@ The key is ``[provider.anthropic.options] apiKey``, else ``ANTHROPIC_API_KEY``; 
 renders them so: :attr:`AnthropicProvider.wire_format`); extended thinking is asked for with the model's
 ``options.thinking`` (``{type = "enabled", budget_tokens = 8000}``), and its blocks are sent back while
 tool calls go on. ``max_tokens`` (required by the API) is the request's, else the model's
-``limit.output``, else :data:`DEFAULT_MAX_TOKENS`.
+``limit.output`` (its table's or the built-in one, at most 32k, as OpenCode caps it), else
+:data:`DEFAULT_MAX_TOKENS`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from ..services.base import Service
 from . import errors
 from .anthropic_format import AnthropicAssembler, anthropic_tools, finish_reason, to_anthropic
 from .base import Event, Finish, Message, ModelInfo
+from .compaction import OUTPUT_TOKEN_MAX
 from .config import ProviderConfig
+from .known import with_known_limits
 from .provider import Provider, ProviderFactory
 
 if TYPE_CHECKING:
@@ -143,7 +146,8 @@ class AnthropicProvider(Provider):
         info = self.config.models.get(model_id)
         system, wire = to_anthropic(messages)
         body = dict(options)
-        limit = info.limits.output if info is not None else None
+        known = with_known_limits(info or ModelInfo(model_id)).limits.output
+        limit = min(known, OUTPUT_TOKEN_MAX) if known else None
         request: dict[str, Any] = {
             "model": info.request_id if info else model_id,
             "max_tokens": body.pop("max_tokens", None) or limit or DEFAULT_MAX_TOKENS,
