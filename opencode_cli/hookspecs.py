@@ -225,3 +225,114 @@ def register_providers(register: RegisterProvider, project: Project) -> None:
     Keep it cheap and import no SDK here: providers connect when a model is opened. A plugin that raises
     here makes opening any model fail with a :class:`opencode_cli.models.ModelError` naming the error.
     """
+
+
+# -- the chat hooks: called by the run loop (opencode_cli.models.loop), as OpenCode's plugins get them ----
+
+if TYPE_CHECKING:
+    from .models.base import Message as ChatMessage
+    from .models.chat import ChatModel
+    from .models.hooks import ChatParams, CompactingOutput
+    from .transcript import Message, Part
+
+
+@hookspec
+def chat_message(session_id: str, agent: str, model: ChatModel, message: Message, parts: list[Part]) -> None:
+    """See (or change) a new user message and its parts before the model is asked.
+
+    Called once per run, after the prompt and its attached files are in the transcript.
+
+    :param session_id: the session the message belongs to.
+    :param agent: the name of the agent the session runs.
+    :param model: the :class:`opencode_cli.models.ChatModel` the run uses (``ref``, ``limits``).
+    :param message: the transcript's :class:`opencode_cli.transcript.Message` (role ``user``).
+    :param parts: mutable list of its parts: change a ``TextPart``'s ``text``, or append a part (a
+        ``TextPart(..., synthetic=True)``); what the list holds afterwards is saved and sent.
+
+    Mirrors OpenCode's ``chat.message``. Raising ends the run with the error.
+    """
+
+
+@hookspec
+def chat_params(session_id: str, agent: str, model: ChatModel, provider: str, params: ChatParams) -> None:
+    """Change the sampling settings of each request to the model.
+
+    :param session_id: the session making the request.
+    :param agent: the name of the agent the session runs.
+    :param model: the :class:`opencode_cli.models.ChatModel` asked.
+    :param provider: the provider's name (``model.provider.name``).
+    :param params: mutable :class:`opencode_cli.models.hooks.ChatParams`: ``temperature``, ``top_p``,
+        ``top_k``, ``max_output_tokens`` (``None``: not sent) and ``options`` (extra request body fields),
+        filled with the agent's settings and the model's options.
+
+    Mirrors OpenCode's ``chat.params``. Raising ends the run with the error.
+    """
+
+
+@hookspec
+def chat_headers(
+    session_id: str, agent: str, model: ChatModel, provider: str, headers: dict[str, str]
+) -> None:
+    """Add HTTP headers to each request to the model.
+
+    :param session_id: the session making the request.
+    :param agent: the name of the agent the session runs.
+    :param model: the :class:`opencode_cli.models.ChatModel` asked.
+    :param provider: the provider's name.
+    :param headers: mutable dict of extra headers (empty to start with); set keys to send them.
+
+    Mirrors OpenCode's ``chat.headers``. Raising ends the run with the error.
+    """
+
+
+@hookspec
+def chat_system_transform(session_id: str, model: ChatModel, system: list[str]) -> None:
+    """Change the system prompt of each request.
+
+    :param session_id: the session making the request.
+    :param model: the :class:`opencode_cli.models.ChatModel` asked.
+    :param system: mutable list of the system prompt's parts (the agent's prompt, then the environment);
+        each part is sent as one system message (one cacheable block for Anthropic).
+
+    Mirrors OpenCode's ``experimental.chat.system.transform``. Raising ends the run with the error.
+    """
+
+
+@hookspec
+def chat_messages_transform(session_id: str, model: ChatModel, messages: list[ChatMessage]) -> None:
+    """Change the conversation sent with each request (after the system prompt).
+
+    :param session_id: the session making the request.
+    :param model: the :class:`opencode_cli.models.ChatModel` asked.
+    :param messages: mutable list of :class:`opencode_cli.models.Message` (frozen: replace, insert or
+        remove items); the transcript itself is not changed.
+
+    Mirrors OpenCode's ``experimental.chat.messages.transform``. Raising ends the run with the error.
+    """
+
+
+@hookspec
+def session_compacting(session_id: str, output: CompactingOutput) -> None:
+    """Shape the summary request when a session is compacted (its context is nearly full).
+
+    :param session_id: the session being compacted.
+    :param output: mutable :class:`opencode_cli.models.hooks.CompactingOutput`: append strings to
+        ``output.context`` to have them added to the summary request, or set ``output.prompt`` to replace
+        its instructions.
+
+    Mirrors OpenCode's ``experimental.session.compacting``.
+    """
+
+
+@hookspec
+def event(event: dict[str, Any]) -> None:
+    """See the events of a session's run, in the order they happen.
+
+    :param event: ``{"type": ..., "properties": {...}}``; the types are ``message.updated`` (``info``),
+        ``message.part.updated`` (``part``), ``permission.asked`` and ``permission.replied`` (the
+        request), ``session.error`` (``sessionID``, ``error``) and ``session.idle`` (``sessionID``: the
+        run ended).
+
+    Mirrors OpenCode's ``event``. Return values are ignored; a plugin that raises is warned about once and
+    the run goes on.
+    """

@@ -207,6 +207,11 @@ class Store:
             ).fetchall()
         return {path for (path,) in rows}
 
+    def forget_instructions(self, session_id: str) -> None:
+        """Forget which instruction files ``session_id`` was shown (its history was compacted)."""
+        with self.connect() as connection:
+            connection.execute("DELETE FROM instruction_shown WHERE session_id = ?", (session_id,))
+
     # -- transcripts: sessions, messages, parts ------------------------------------------------------
 
     def save_session(self, info: dict[str, Any]) -> None:
@@ -235,6 +240,14 @@ class Store:
                 "SELECT data FROM session WHERE parent_id = ? ORDER BY created_at, id", (parent_id,)
             ).fetchall()
         return [json.loads(data) for (data,) in rows]
+
+    def latest_session(self, directory: str) -> str | None:
+        """The id of the most recently updated top-level session of ``directory`` (``run --continue``)."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT id, data FROM session WHERE parent_id IS NULL ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+        return next((key for key, data in rows if json.loads(data).get("directory") == directory), None)
 
     def save_message(self, session_id: str, info: dict[str, Any]) -> None:
         """Insert or update a message's info (OpenCode's ``Message`` JSON, without its parts); a new

@@ -32,6 +32,10 @@ Fixtures (see ``docs/plugins.md``, "Testing a plugin"):
     and returns the :class:`~opencode_cli.ToolResult`; failures raise with the model-facing message.
     ``run_tool.permission_ask(permission, patterns)`` and ``run_tool.process_env()`` show what the
     ``permission_ask`` and ``shell_env`` hooks make of a request and of a process's environment.
+``chat_request``
+    A :class:`ChatRequests` on ``opencode_project``: ``chat_request("hello")`` returns what the run loop
+    would send a model for that prompt after the chat hooks (``chat_message``, ``chat_system_transform``,
+    ``chat_messages_transform``, ``chat_params``, ``chat_headers``), without a model server.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ if TYPE_CHECKING:
     from .registry import ToolDefinition
     from .session import Decision, Session, ToolPart
 
-__all__ = ["PermissionReplies", "Progress", "TempProject", "ToolRunner"]
+__all__ = ["ChatRequests", "PermissionReplies", "Progress", "TempProject", "ToolRunner"]
 
 
 # -- the temporary project -------------------------------------------------------------------------------
@@ -415,6 +419,44 @@ def run_tool(opencode_project: Project, permission_replies: PermissionReplies) -
     yield runner
     if runner._session is not None:
         runner._session.close()
+
+
+class ChatRequests:
+    """What the run loop would send a model, for testing chat hooks without a model server.
+
+    ``chat_request("hello")`` (or ``await chat_request.aprepare("hello")`` in an async test) returns a
+    :class:`~opencode_cli.models.hooks.PreparedRequest`: ``messages`` (system prompt first), ``params``
+    (``temperature``, ``top_p``, ``top_k``, ``max_output_tokens``, ``options``), ``headers``, ``system``.
+    Each call uses a new session of ``project``; ``model`` is any ``provider/id`` (no server is asked).
+    """
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    async def aprepare(self, prompt: str, model: str = "test/test-model") -> Any:
+        """The prepared request for ``prompt`` (see the class docstring)."""
+        from .modelref import ModelRef
+        from .models.base import ModelInfo
+        from .models.chat import ChatModel
+        from .models.loop import prepare_request
+        from .models.provider import Provider
+
+        ref = ModelRef.coerce(model)
+        provider = Provider()
+        provider.name = ref.provider or "test"
+        with self.project.session(model=ref) as session:
+            return await prepare_request(session, ChatModel(provider, ModelInfo(ref.id)), prompt)
+
+    def __call__(self, prompt: str, model: str = "test/test-model") -> Any:
+        import asyncio
+
+        return asyncio.run(self.aprepare(prompt, model))
+
+
+@pytest.fixture
+def chat_request(opencode_project: Project) -> ChatRequests:
+    """What the run loop would send for a prompt after the chat hooks: ``chat_request("hello")``."""
+    return ChatRequests(opencode_project)
 
 
 def __getattr__(name: str) -> Any:

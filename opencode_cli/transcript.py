@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -311,8 +311,35 @@ class ToolCallPart(_PartBase):
         )
 
 
-Part = TextPart | ToolCallPart | FilePart
-_PART_TYPES: dict[str, Any] = {"text": TextPart, "tool": ToolCallPart, "file": FilePart}
+@dataclass
+class CompactionPart(_PartBase):
+    """Marks a user message as a compaction request (OpenCode's ``compaction`` part): the assistant
+    message after it is the summary the continued history starts with. ``auto``: the context filled up."""
+
+    auto: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{id, sessionID, messageID, type: "compaction", auto}``."""
+        return {**self._base("compaction"), "auto": self.auto}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CompactionPart:
+        """The inverse of :meth:`as_dict`."""
+        return cls(
+            bool(data.get("auto", True)),
+            id=data["id"],
+            session_id=data["sessionID"],
+            message_id=data["messageID"],
+        )
+
+
+Part = TextPart | ToolCallPart | FilePart | CompactionPart
+_PART_TYPES: dict[str, Any] = {
+    "text": TextPart,
+    "tool": ToolCallPart,
+    "file": FilePart,
+    "compaction": CompactionPart,
+}
 
 
 def part_from_dict(data: Mapping[str, Any]) -> Part:
@@ -345,6 +372,8 @@ class Message:
     id: str = field(default_factory=lambda: new_id("msg"))
     created: int = field(default_factory=now_ms)
     completed: int | None = None
+    summary: bool = False
+    """An assistant message that summarises the conversation before it (a compaction)."""
 
     @property
     def text(self) -> str:
@@ -372,6 +401,8 @@ class Message:
             data["finish"] = self.finish
         if self.error is not None:
             data["error"] = self.error
+        if self.summary:
+            data["summary"] = True
         return data
 
     def as_dict(self) -> dict[str, Any]:
@@ -395,6 +426,7 @@ class Message:
             id=info["id"],
             created=info["time"]["created"],
             completed=info["time"].get("completed"),
+            summary=bool(info.get("summary", False)) and not user,
         )
 
 
@@ -417,6 +449,9 @@ class Transcript:
         self.window = window
         self.messages: list[Message] = []
         self._part_ids: set[str] = set()
+        self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
+        """Called with ``("message.updated", {"info"})`` and ``("message.part.updated", {"part"})`` on
+        every save (the ``event`` hook's relay listens here)."""
         self.update_session()
 
     @classmethod
@@ -461,11 +496,13 @@ class Transcript:
     # -- changes -------------------------------------------------------------------------------------
 
     def add_user(
-        self, text: str, agent: str, model: ModelRef | None = None, *, synthetic: bool = False
+        self, text: str | None, agent: str, model: ModelRef | None = None, *, synthetic: bool = False
     ) -> Message:
-        """Append a user message with one text part (``synthetic``: written by a tool, not a person)."""
+        """Append a user message with one text part (``synthetic``: written by a tool, not a person); with
+        ``text`` ``None``, no part (the caller adds its own)."""
         message = self._add(Message(self.info.id, "user", agent, model))
-        self.add_part(message, TextPart(text, synthetic=synthetic))
+        if text is not None:
+            self.add_part(message, TextPart(text, synthetic=synthetic))
         return message
 
     def add_assistant(
@@ -497,6 +534,8 @@ class Transcript:
         """Save a part again after a change (a tool part's transition); it keeps its place."""
         if self.store is not None:
             self.store.save_part(part.as_dict())
+        for listener in list(self.listeners):
+            listener("message.part.updated", {"part": part.as_dict()})
 
     def finish(self, message: Message, finish: str | None = "stop", error: str | None = None) -> None:
         """Mark an assistant message completed now, with its finish reason or error, and save it."""
@@ -508,6 +547,8 @@ class Transcript:
         """Save a message's info again after a change (its parts are saved on their own)."""
         if self.store is not None:
             self.store.save_message(message.session_id, message.info_dict())
+        for listener in list(self.listeners):
+            listener("message.updated", {"info": message.info_dict()})
 
     def update_session(self) -> None:
         """Save the session info (after a change such as a new title)."""

@@ -13,11 +13,18 @@ HOOKS = [
 ]
 
 
-def test_the_contract_has_the_eight_hooks() -> None:
+def test_the_contract_has_the_tool_provider_and_chat_hooks() -> None:
     assert sorted(HOOKS) == [
+        "chat_headers",
+        "chat_message",
+        "chat_messages_transform",
+        "chat_params",
+        "chat_system_transform",
+        "event",
         "permission_ask",
         "register_providers",
         "register_tools",
+        "session_compacting",
         "shell_env",
         "tool_definition",
         "tool_execute",

@@ -168,15 +168,29 @@ def run_prompt(
     model: ModelOption = None,
     agent: AgentOption = None,
     session: SessionOption = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", "-c", help="Continue the last session of this project.")
+    ] = False,
+    file: Annotated[
+        list[Path] | None,
+        typer.Option("--file", "-f", metavar="PATH", help="Attach a file to the prompt (repeatable)."),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title of a new session.")] = None,
+    format_: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="default (text) or json (one event a line).")
+    ] = "default",
     yes: YesOption = False,
     allow: AllowOption = None,
     deny: DenyOption = None,
     sandbox: SandboxOption = None,
-    json_: JsonOption = False,
+    json_: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
 ) -> None:
     """Send PROMPT to the model with the project's tools and run its tool calls until it answers."""
+    from .common import fail
     from .run_cmd import run
 
+    if format_ not in ("default", "json"):
+        fail(f"error: --format is default or json, not {format_!r}")
     run(
         prompt,
         model_text=model,
@@ -185,7 +199,10 @@ def run_prompt(
         yes=yes,
         allow=allow or [],
         deny=deny or [],
-        as_json=json_,
+        as_json=json_ or format_ == "json",
+        continue_last=continue_,
+        files=file or [],
+        title=title,
     )
 
 

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 import typer
 
-from .common import EXIT_TOOL_ERROR, err, exit_if_signalled, friendly_errors, make_project, run_in_project
+from .common import (
+    EXIT_TOOL_ERROR,
+    err,
+    exit_if_signalled,
+    fail,
+    friendly_errors,
+    make_project,
+    run_in_project,
+)
 
 
 def run(
@@ -21,42 +31,93 @@ def run(
     allow: list[str],
     deny: list[str],
     as_json: bool,
+    continue_last: bool = False,
+    files: Sequence[Path] = (),
+    title: str | None = None,
 ) -> None:
     """Run ``prompt`` in a (kept) session: the reply streams to stdout, tool calls are shown on stderr
-    (``--json``: one event per line on stdout). Exit 0 on an answer, 1 when a model or tool failure ended
-    the run, 130 on Ctrl-C (the session is kept: ``--session`` continues it)."""
+    (``--format json``: one event per line on stdout, each with the session id). Exit 0 on an answer,
+    1 when a model or tool failure ended the run, 2 on a usage error (an unknown model or provider: no
+    session is started), 130 on Ctrl-C (what was done is kept: ``--session`` continues it)."""
     from ..context import AbortSignal
     from ..errors import OpencodeError
+    from ..models.chat import resolve_model
+    from ..models.errors import ModelChoiceError
+    from ..models.loop import run as run_loop
     from .tools_cmd import session_options, warn_unasked
 
     with friendly_errors():
         project = make_project()
+        if continue_last and session_id:
+            fail("error: --continue and --session both name a session: give one")
+        if continue_last:
+            session_id = _last_session(project)
+        missing = [str(path) for path in files if not path.exists()]
+        if missing:
+            fail(f"error: no such file: {missing[0]}")
+        files = [path.resolve() for path in files]  # as typed: relative to the current directory
         options = session_options(yes, allow, deny, session_id)
         warn_unasked(project, allow, deny)
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
-        # no warning for a model no rule knows: the provider catalog refuses it, with the close matches
-        session = project.session(agent, model=project.model(model_text), **options)
-    printer = _JsonEvents() if as_json else _Terminal()
+        if title:
+            options["title"] = title
+        ref = project.model(model_text)
+        project.agent(agent)  # an unknown agent is a usage error before anything starts
+    printer: _Printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()
+    started: list[Any] = []
 
     async def work() -> Any:
         await project.open()
+        # no warning for a model no rule knows: the provider catalog refuses it, with the close matches
+        model = await resolve_model(project, ref)
+        session = project.session(agent, model=ref, **options)
+        if title and session.transcript.info.title != title:
+            session.transcript.info.title = title
+            session.transcript.update_session()
+        started.append(session)
+        printer.session_id = session.id
         async with session:
-            return await session.run(prompt, abort=abort, on_event=printer)
+            return await run_loop(session, prompt, abort=abort, on_event=printer, model=model, files=files)
+
+    def kept() -> None:
+        if started:
+            err(f"session {started[0].id} (continue it with --session {started[0].id})")
 
     try:
         result = run_in_project(project, work, abort)
+    except SystemExit:
+        kept()  # interrupted (130) or terminated (143): what was done is in the store
+        raise
     except typer.Exit:
         raise
+    except ModelChoiceError as error:
+        fail(f"error: {error}")
     except OpencodeError as error:
         printer.failed(str(error) or type(error).__name__)
-        err(f"session {session.id} (continue it with --session {session.id})")
+        kept()
         exit_if_signalled(abort)
         raise typer.Exit(EXIT_TOOL_ERROR) from None
     printer.done(result)
-    if not as_json:
-        err(f"session {session.id} (continue it with --session {session.id})")
+    if not as_json or abort.aborted:  # an interrupted run is kept too: say how to continue it
+        kept()
     exit_if_signalled(abort)
+
+
+def _last_session(project: Any) -> str:
+    """The id of the project's most recently updated top-level session (``--continue``)."""
+    found = project.store.latest_session(str(project.directory))
+    if found is None:
+        fail("error: no session to continue in this project (run without --continue to start one)")
+    return found
+
+
+class _Printer(Protocol):
+    session_id: str | None
+
+    def __call__(self, kind: str, data: dict[str, Any]) -> None: ...
+    def done(self, result: Any) -> None: ...
+    def failed(self, message: str) -> None: ...
 
 
 class _Terminal:
@@ -64,17 +125,24 @@ class _Terminal:
 
     def __init__(self) -> None:
         self.at_line_start = True
+        self.session_id: str | None = None
 
     def __call__(self, kind: str, data: dict[str, Any]) -> None:
         if kind == "text":
             sys.stdout.write(data["text"])
             sys.stdout.flush()
             self.at_line_start = data["text"].endswith("\n")
+        elif kind == "compaction":
+            self._newline()
+            err(f"… the context is nearly full ({data['tokens']} tokens): compacting the session")
         elif kind == "tool-start":
             self._newline()
             err(f"→ {data['tool']}")
         elif kind == "tool-end":
             mark = "✓" if data["status"] == "completed" else "✗"
+            if data.get("rejected"):
+                err(f"✗ {data['tool']}  rejected: the run ends here")
+                return
             detail = data.get("title") or next(iter((data.get("error") or "").splitlines()), "")
             err(f"{mark} {data['tool']}" + (f"  {detail}" if detail else ""))
 
@@ -86,6 +154,8 @@ class _Terminal:
 
     def done(self, result: Any) -> None:
         self._newline()
+        if result.reason == "rejected":
+            err("note: a permission was rejected, so the run stopped there")
         if result.reason == "step-limit":
             err(f"note: the agent's step limit ended the run after {result.steps - 1} steps")
 
@@ -95,10 +165,14 @@ class _Terminal:
 
 
 class _JsonEvents:
-    """One JSON object a line: ``text``, ``tool-start``, ``tool-end``, ``step``, ``finish``, ``error``."""
+    """One JSON object a line: ``text``, ``tool-start``, ``tool-end``, ``step``, ``finish``, ``error``;
+    each carries the ``sessionID`` (the first, ``step``, too)."""
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
 
     def __call__(self, kind: str, data: dict[str, Any]) -> None:
-        self._line({"type": kind, **data})
+        self._line({"type": kind, "sessionID": self.session_id, **data})
 
     def _line(self, value: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
@@ -108,4 +182,4 @@ class _JsonEvents:
         return None  # the finish event was the last line
 
     def failed(self, message: str) -> None:
-        self._line({"type": "error", "message": message})
+        self._line({"type": "error", "sessionID": self.session_id, "message": message})

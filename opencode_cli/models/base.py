@@ -27,17 +27,41 @@ class ToolCallRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class FileContent:
+    """A file a message carries for the model (an image, a PDF): ``url`` is a ``data:`` URL."""
+
+    mime: str
+    url: str
+    filename: str | None = None
+
+    @property
+    def is_image(self) -> bool:
+        """Whether the file is an image."""
+        return self.mime.startswith("image/")
+
+    @property
+    def data(self) -> str:
+        """The base64 data of a ``data:`` URL (the URL itself otherwise)."""
+        head, comma, rest = self.url.partition(",")
+        return rest if comma and head.startswith("data:") else self.url
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     """One message of a conversation.
 
     ``assistant`` messages may carry ``tool_calls`` (and then ``content`` may be ``None``); a ``tool``
-    message answers one call and names it in ``tool_call_id``.
+    message answers one call and names it in ``tool_call_id``. ``files`` are images and PDFs a user
+    message or a tool result hands the model. ``extra`` holds what a provider keeps of its own reply to
+    send back unchanged (Anthropic's thinking blocks under ``"anthropic"``).
     """
 
     role: Role
     content: str | None = None
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
     tool_call_id: str | None = None
+    files: list[FileContent] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -89,6 +113,9 @@ class Finish:
 
     reason: str
     usage: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """What the provider needs sent back with this reply in the next request (Anthropic's thinking
+    blocks, under ``"anthropic"``): it lands in the reply's :attr:`Message.extra`."""
 
 
 Event = TextDelta | ToolCallStarted | ToolCalls | Finish

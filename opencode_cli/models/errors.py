@@ -15,6 +15,11 @@ class ModelError(OpencodeError):
         super().__init__(one_line(message))
 
 
+class ModelChoiceError(ModelError):
+    """The model asked for cannot be chosen: none is named, its provider or the model is unknown, or the
+    provider is unsupported. A usage error (``opencode run`` exits 2 and starts no session)."""
+
+
 def one_line(text: str) -> str:
     """``text`` with every run of whitespace (newlines included) made one space."""
     return " ".join(text.split())
@@ -28,35 +33,35 @@ def _choices(label: str, names: Iterable[str], wanted: str) -> str:
     return f" ({hint}{label}: {', '.join(names) or 'none'})"
 
 
-def no_model() -> ModelError:
+def no_model() -> ModelChoiceError:
     """Neither the caller nor the config named a model."""
-    return ModelError("no model: pass --model or set model in opencode.toml")
+    return ModelChoiceError("no model: pass --model or set model in opencode.toml")
 
 
-def no_provider(model_id: str, providers: Iterable[str]) -> ModelError:
+def no_provider(model_id: str, providers: Iterable[str]) -> ModelChoiceError:
     """A bare model id that no provider (or more than one) lists."""
     names = ", ".join(sorted(providers)) or "none"
-    return ModelError(
+    return ModelChoiceError(
         f"model '{model_id}' names no provider: write it as provider/model (providers: {names})"
     )
 
 
-def unknown_provider(name: str, providers: Iterable[str]) -> ModelError:
+def unknown_provider(name: str, providers: Iterable[str]) -> ModelChoiceError:
     """No provider has that name."""
-    return ModelError(f"unknown provider '{name}'" + _choices("providers", providers, name))
+    return ModelChoiceError(f"unknown provider '{name}'" + _choices("providers", providers, name))
 
 
-def unknown_model(provider: str, model_id: str, models: Iterable[str]) -> ModelError:
+def unknown_model(provider: str, model_id: str, models: Iterable[str]) -> ModelChoiceError:
     """The provider lists its models, and this is not one of them."""
-    return ModelError(
+    return ModelChoiceError(
         f"unknown model '{model_id}' for provider {provider}" + _choices("models", models, model_id)
     )
 
 
-def unsupported(provider: str, npm: str, supported: Iterable[str]) -> ModelError:
+def unsupported(provider: str, npm: str, supported: Iterable[str]) -> ModelChoiceError:
     """A ``[provider.NAME]`` table whose ``npm`` package no registered factory serves."""
     served = ", ".join(sorted(supported)) or "none"
-    return ModelError(
+    return ModelChoiceError(
         f"provider {provider} uses npm package {npm}, which is not supported (supported: {served})"
     )
 

@@ -14,15 +14,20 @@ import asyncio
 import contextlib
 import json
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .compaction import CLEARED, is_pruned
+from .hooks import ChatParams, EventRelay, PreparedRequest
 
 if TYPE_CHECKING:
     from ..context import AbortSignal
     from ..session import Session, ToolPart
     from ..transcript import Message as TranscriptMessage
+    from .chat import ChatModel
 
 #: Called with each event of a run: ``("text", {"text"})``, ``("tool-start", {"callID", "tool"})``,
 #: ``("tool-end", part_dict)``, ``("step", {"step"})``, ``("finish", {"reason", "text"})``.
@@ -52,7 +57,12 @@ class RunResult:
 
 
 def system_prompt(session: Session) -> str:
-    """The agent's prompt (or ours) and the environment the model works in."""
+    """The agent's prompt (or ours) and the environment the model works in, as one text."""
+    return "\n\n".join(system_parts(session))
+
+
+def system_parts(session: Session) -> list[str]:
+    """The system prompt's parts: the agent's prompt (or ours), then the environment the model works in."""
     project = session.project
     prompt = getattr(session.agent, "prompt", None) or DEFAULT_SYSTEM
     environment = "\n".join(
@@ -65,28 +75,44 @@ def system_prompt(session: Session) -> str:
             "</env>",
         ]
     )
-    return f"{prompt}\n\n{environment}"
+    return [prompt, environment]
 
 
 def conversation(session: Session) -> list[Any]:
-    """The transcript as chat messages (after the system prompt)."""
-    from ..transcript import TextPart, ToolCallPart
+    """The transcript as chat messages (after the system prompt): a user message's text parts joined
+    and its files (images, PDFs) carried; an assistant's text and calls, then one tool message for each
+    call, with the files of its result."""
+    from ..transcript import CompactionPart, FilePart, TextPart, ToolCallPart
     from .base import Message, ToolCallRequest
+    from .compaction import COMPACTION_QUESTION, history
 
     messages: list[Any] = []
-    for message in session.transcript.messages:
+    for message in history(session):
         if message.role == "user":
-            messages.append(Message("user", message.text))
+            texts = [part.text for part in message.parts if isinstance(part, TextPart)]
+            if any(isinstance(part, CompactionPart) for part in message.parts):
+                texts.append(COMPACTION_QUESTION)
+            files = [_file(part) for part in message.parts if isinstance(part, FilePart)]
+            messages.append(Message("user", "\n\n".join(texts), files=files))
             continue
         text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
         calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
         if not text and not calls:
             continue
         requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
-        messages.append(Message("assistant", text or None, tool_calls=requests))
+        extra = getattr(message, "provider_state", None) or {}
+        messages.append(Message("assistant", text or None, tool_calls=requests, extra=extra))
         for part in calls:
-            messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id))
+            shown = part.status == "completed" and not is_pruned(part)
+            files = [_file(item) for item in part.attachments] if shown else []
+            messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id, files=files))
     return messages
+
+
+def _file(part: Any) -> Any:
+    from .base import FileContent
+
+    return FileContent(part.mime, part.url, part.filename)
 
 
 def _tool_text(part: Any) -> str:
@@ -94,7 +120,7 @@ def _tool_text(part: Any) -> str:
     from ..contract import INTERRUPTED
 
     if part.status == "completed":
-        return part.output or ""
+        return CLEARED if is_pruned(part) else (part.output or "")
     if part.status == "error":
         return part.error or ""
     return INTERRUPTED
@@ -106,40 +132,118 @@ async def run(
     *,
     abort: AbortSignal | None = None,
     on_event: EventSink | None = None,
+    model: ChatModel | None = None,
+    files: Sequence[Path] = (),
 ) -> RunResult:
-    """Run ``prompt`` in ``session`` until the model answers (see the module docstring)."""
+    """Run ``prompt`` in ``session`` until the model answers (see the module docstring).
+
+    ``model`` (from :func:`~opencode_cli.models.chat.resolve_model`) is the session's model by default.
+    The model is chosen before the prompt is stored (a model that cannot be chosen leaves the session
+    as it was); from then on whatever the run did is kept, also when it is interrupted. ``files`` are
+    attached to the prompt (:mod:`opencode_cli.models.attach`).
+
+    A call whose permission ask was rejected without feedback (or refused, nobody being there to ask)
+    ends the run with reason ``rejected``, the model not asked again, as OpenCode's loop does; with
+    ``experimental.continue_loop_on_deny = true`` the rejection goes back to the model instead."""
     from ..context import AbortSignal
-    from ..contract import AbortedError
-    from ..session import ToolCall
-    from ..wire import render
-    from .base import Message, TextDelta, ToolCalls
-    from .chat import open_model
+    from .attach import attach_files
+    from .chat import resolve_model
 
     abort = abort or AbortSignal()
     emit = on_event or (lambda kind, data: None)
-    model = await open_model(session.project, session.model)
-    session.user(prompt)
+    model = model or await resolve_model(session.project, session.model)
+    async with EventRelay(session):
+        message = session.user(prompt)
+        await attach_files(session, message, files)
+        await _chat_message(session, model, message)
+        await model.connect(session.project)
+        return await _steps(session, model, abort, emit)
+
+
+async def prepare_request(session: Session, model: ChatModel, prompt: str) -> PreparedRequest:
+    """Add ``prompt`` to ``session`` as a run does and return the first request the model would get,
+    after ``chat_message``, ``chat_system_transform``, ``chat_messages_transform``, ``chat_params`` and
+    ``chat_headers``; nothing is sent (the plugin test kit's ``chat_request``)."""
+    message = session.user(prompt)
+    await _chat_message(session, model, message)
+    return PreparedRequest(*await _request(session, model, last=False))
+
+
+async def _chat_message(session: Session, model: ChatModel, message: TranscriptMessage) -> None:
+    """The ``chat_message`` hook; the parts it left are saved (new ones added)."""
+    plugins = session.project.plugins
+    if not plugins.implementers("chat_message"):
+        return
+    parts = list(message.parts)
+    await plugins.acall(
+        "chat_message",
+        session_id=session.id,
+        agent=session.agent.name,
+        model=model,
+        message=message,
+        parts=parts,
+    )
+    for part in parts:
+        if part in message.parts:
+            session.transcript.update_part(part)
+        else:
+            session.transcript.add_part(message, part)
+
+
+async def _request(
+    session: Session, model: ChatModel, last: bool
+) -> tuple[list[Any], ChatParams, dict[str, str]]:
+    """The messages, sampling settings and headers of the next request, through the chat hooks."""
+    from .base import Message
+
+    plugins = session.project.plugins
+    names = {"session_id": session.id, "model": model}
+    system = system_parts(session)
+    await plugins.acall("chat_system_transform", **names, system=system)
+    messages = conversation(session)
+    if last:
+        messages.append(Message("user", STEP_LIMIT_NOTE))
+    await plugins.acall("chat_messages_transform", **names, messages=messages)
+    agent = session.agent
+    params = ChatParams(getattr(agent, "temperature", None), getattr(agent, "top_p", None))
+    params.options = dict(model.info.options)
+    headers: dict[str, str] = {}
+    more = {"agent": agent.name, "provider": model.provider.name}
+    await plugins.acall("chat_params", **names, **more, params=params)
+    await plugins.acall("chat_headers", **names, **more, headers=headers)
+    return [*(Message("system", part) for part in system if part), *messages], params, headers
+
+
+async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: EventSink) -> RunResult:
+    """The steps of a run: a request, its tool calls, again, until the model answers."""
+    from ..contract import AbortedError
+    from ..session import ToolCall
+    from ..wire import render
+    from . import compaction
+    from .base import TextDelta, ToolCalls
+
+    go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
     limit = getattr(session.agent, "steps", None) or 0
-    agent_options = {
-        "temperature": getattr(session.agent, "temperature", None),
-        "top_p": getattr(session.agent, "top_p", None),
-    }
     steps, text, usage = 0, "", {}
     while True:
         steps += 1
         last = bool(limit) and steps > limit
         emit("step", {"step": steps})
-        tools = [] if last else render(session.resolve(), "openai")
-        messages = [Message("system", system_prompt(session)), *conversation(session)]
-        if last:
-            messages.append(Message("user", STEP_LIMIT_NOTE))
+        tools = [] if last else render(session.resolve(), model.provider.wire_format)
+        messages, params, headers = await _request(session, model, last)
         assistant = session.new_assistant()
         reply = _Reply(session, assistant, emit)
-        stream = model.stream(messages, tools, **agent_options)
-        calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+        stream = model.stream(messages, tools, params=params, headers=headers)
+        try:
+            calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+        except BaseException as error:
+            reply.keep()
+            session.transcript.finish(assistant, None, error=_error_name(error))
+            raise
         text = reply.text
         if reply.finish is not None:
             usage = reply.finish.usage or usage
+            assistant.provider_state = reply.finish.extra  # type: ignore[attr-defined]  # for this run
         if not calls or last:
             reason = "step-limit" if last else (reply.finish.reason if reply.finish else "stop")
             session.transcript.finish(assistant, reason)
@@ -150,12 +254,29 @@ async def run(
         async def dispatch(call: Any) -> ToolPart:
             emit("tool-start", {"callID": call.id, "tool": call.name})
             part = await session.dispatch(ToolCall(call.name, call.arguments, id=call.id), abort=abort)
-            emit("tool-end", part.as_dict())
+            emit("tool-end", {**part.as_dict(), "rejected": rejected(part)})
             return part
 
-        await _until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
+        parts = await _until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
         if abort.aborted:
             raise AbortedError()
+        if not go_on_after_rejection and any(map(rejected, parts)):
+            emit("finish", {"reason": "rejected", "text": text})
+            return RunResult(text, "rejected", steps, usage)
+        if compaction.enabled(session, "auto") and compaction.overflows(
+            model, reply.finish and reply.finish.usage
+        ):
+            emit("compaction", {"tokens": compaction.tokens(reply.finish.usage)})
+            await _until_aborted(compaction.compact(session, model, auto=True), abort)
+
+
+def rejected(part: ToolPart) -> bool:
+    """Whether a call failed because its permission ask was rejected without feedback (or refused with
+    nobody to ask), or the user dismissed its questions: what ends OpenCode's loop."""
+    from ..errors import RejectedError
+    from ..tools._question import DISMISSED
+
+    return part.status == "error" and part.error in (RejectedError.MESSAGE, DISMISSED)
 
 
 class _Reply:
@@ -168,6 +289,7 @@ class _Reply:
         self.text = ""
         self.finish: Any = None
         self._part: Any = None
+        self._saved: str | None = None
 
     async def consume(self, stream: Any, text_type: type, calls_type: type) -> list[Any]:
         from ..transcript import TextPart
@@ -186,9 +308,24 @@ class _Reply:
                 calls = list(event.calls)
             elif isinstance(event, Finish):
                 self.finish = event
-        if self._part is not None:
-            self.session.transcript.update_part(self._part)
+        self.keep()
         return calls
+
+    def keep(self) -> None:
+        """Save the text received so far (at the end of the reply, or when it is cut short)."""
+        if self._part is not None and self._part.text != self._saved:
+            self._saved = self._part.text
+            self.session.transcript.update_part(self._part)
+
+
+def _error_name(error: BaseException) -> str:
+    """How an assistant message cut short by ``error`` is marked (OpenCode's error names)."""
+    from ..contract import AbortedError
+    from ..loops import is_cancellation
+
+    if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):
+        return "MessageAbortedError"
+    return "APIError" if isinstance(error, Exception) else "UnknownError"
 
 
 async def _until_aborted(work: Any, abort: AbortSignal) -> Any:

@@ -91,6 +91,7 @@ class OpenAICompatible(Provider):
         tools: Sequence[dict[str, Any]],
         *,
         options: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Stream a chat completion (see :meth:`Provider.chat`)."""
         service = self._service
@@ -110,10 +111,10 @@ class OpenAICompatible(Provider):
         body = dict(options)
         if "max_tokens" in body and self.config.npm == OPENAI_NPM:
             body["max_completion_tokens"] = body.pop("max_tokens")
-        headers = {**service.request_headers, **(info.headers if info else {})}
+        sent = {**service.request_headers, **(info.headers if info else {}), **(headers or {})}
         try:
             stream = await service.client.chat.completions.create(
-                **request, extra_body=body or None, extra_headers=headers or None
+                **request, extra_body=body or None, extra_headers=sent or None
             )
         except Exception as error:
             translated = translate(error, self.name, settings, streaming=False)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Event, Message, TextDelta, ToolCallRequest, ToolCalls, ToolCallStarted
+from .base import Event, FileContent, Message, TextDelta, ToolCallRequest, ToolCalls, ToolCallStarted
 
 #: OpenAI's ``finish_reason`` values in OpenCode's (the AI SDK's) names; any other is ``other``.
 FINISH_REASONS = {
@@ -28,15 +28,46 @@ def finish_reason(raw: str) -> str:
     return FINISH_REASONS.get(raw, "other")
 
 
+#: The text of the user message that carries the images of tool results (a tool message holds text only).
+TOOL_MEDIA_NOTE = "Attached image(s) from tool result:"
+
+
 def to_openai(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """The ``messages`` of a chat-completions request: an assistant's calls as ``tool_calls`` of
-    ``type: function``, a tool result as role ``tool`` with its ``tool_call_id``."""
-    return [_message(message) for message in messages]
+    ``type: function``, a tool result as role ``tool`` with its ``tool_call_id``. A tool message holds
+    only text, so the files of a run of tool results follow them in one user message (as OpenCode does
+    for providers whose tool results cannot hold media)."""
+    out: list[dict[str, Any]] = []
+    pending: list[FileContent] = []
+    for message in messages:
+        if message.role != "tool" and pending:
+            out.append(_media_message(pending))
+            pending = []
+        out.append(_message(message))
+        if message.role == "tool":
+            pending.extend(message.files)
+    if pending:
+        out.append(_media_message(pending))
+    return out
+
+
+def _media_message(files: list[FileContent]) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": TOOL_MEDIA_NOTE}, *map(file_part, files)]}
+
+
+def file_part(file: FileContent) -> dict[str, Any]:
+    """A file as a content part: ``image_url`` for an image, ``file`` (with its data URL) otherwise."""
+    if file.is_image:
+        return {"type": "image_url", "image_url": {"url": file.url}}
+    return {"type": "file", "file": {"filename": file.filename or "file", "file_data": file.url}}
 
 
 def _message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content or ""}
+    if message.role == "user" and message.files:
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        return {"role": "user", "content": [*text, *map(file_part, message.files)]}
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",

@@ -24,6 +24,9 @@ class Provider:
     name: str = ""
     title: str | None = None
     """How the provider is shown (default: its name)."""
+    wire_format: str = "openai"
+    """The shape :meth:`chat` gets its tools in (``opencode_cli.wire.render``'s formats: ``openai``,
+    ``anthropic``)."""
 
     def models(self) -> Mapping[str, ModelInfo]:
         """The models this provider offers, by id; empty (the default) when it takes any model id."""
@@ -41,13 +44,16 @@ class Provider:
         tools: Sequence[dict[str, Any]],
         *,
         options: Mapping[str, Any],
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[Event]:
         """Stream the model's reply to ``messages`` as :data:`~opencode_cli.models.Event` objects, the
         last one a :class:`~opencode_cli.models.Finish`.
 
         ``tools`` are the wire tools in OpenAI's shape (``{"type": "function", "function": {...}}``, what
         ``opencode_cli.wire.render(tools, "openai")`` returns); ``options`` are request body fields
-        (``temperature``, ``top_p``, ``max_tokens``, and the model's own ``options``). Failures raise
+        (``temperature``, ``top_p``, ``max_tokens``, and the model's own ``options``); ``headers`` extra
+        HTTP headers of this request (the ``chat_headers`` hook's; passed only when there are some, so a
+        provider that sends no headers may leave the argument out). Failures raise
         :class:`~opencode_cli.models.ModelError` with one line.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement chat()")

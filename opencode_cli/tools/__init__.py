@@ -121,11 +121,16 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
 
 @hookimpl
 def register_providers(register: Callable[[Any], None], project: Project) -> None:
-    """Register the provider kind for OpenAI-compatible endpoints, with the built-in ``openai`` (its module
-    imports no SDK: the ``openai`` package is imported when a model is called)."""
+    """Register the provider kinds for OpenAI-compatible endpoints (with the built-in ``openai``) and for
+    Anthropic and Google (with ``anthropic`` and ``google``); their modules import no SDK: it is imported
+    when a model is called."""
+    from ..models.anthropic_provider import ANTHROPIC_KIND
+    from ..models.google_provider import GOOGLE_KIND
     from ..models.openai_compatible import OPENAI_COMPATIBLE
 
     register(OPENAI_COMPATIBLE)
+    register(ANTHROPIC_KIND)
+    register(GOOGLE_KIND)
 
 
 @hookimpl(trylast=True)

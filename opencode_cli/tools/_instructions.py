@@ -105,6 +105,8 @@ def _loaded_in(value: Any, into: set[str], depth: int = 0) -> None:
             if isinstance(time, Mapping) and time.get("compacted"):
                 return
         metadata = value.get("metadata")
+        if isinstance(metadata, Mapping) and metadata.get("compacted"):
+            return  # a pruned tool output: the model no longer sees what it showed
         if isinstance(metadata, Mapping):
             loaded = metadata.get("loaded")
             if isinstance(loaded, list | tuple):
@@ -126,10 +128,21 @@ def _loaded_in(value: Any, into: set[str], depth: int = 0) -> None:
 
 
 def previously_loaded(messages: Iterable[Any]) -> set[str]:
-    """Instruction paths an earlier tool result of the conversation already reported."""
+    """Instruction paths an earlier tool result of the conversation already reported, as the model still
+    sees it: from the last compaction summary on, pruned tool outputs left out (as OpenCode does)."""
     found: set[str] = set()
-    _loaded_in(list(messages), found)
+    _loaded_in(_since_compaction(list(messages)), found)
     return found
+
+
+def _since_compaction(messages: list[Any]) -> list[Any]:
+    """The messages from the last compaction summary on (all of them when there is none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        info = message.get("info") if isinstance(message, Mapping) else None
+        if getattr(message, "summary", False) or (isinstance(info, Mapping) and info.get("summary")):
+            return messages[max(index - 1, 0) :]
+    return messages
 
 
 def _claim(ctx: ToolContext, path: str) -> bool:

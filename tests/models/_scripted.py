@@ -26,6 +26,7 @@ body). Every request, with its headers (lower-cased) and its JSON body, is appen
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import json
 import os
@@ -88,6 +89,74 @@ def shorthand_chunks(response: dict[str, Any], include_usage: bool) -> list[dict
     chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": _finish(response)}]})
     if include_usage:
         chunks.append({"choices": [], "usage": _usage(response)})
+    return chunks
+
+
+def anthropic_events(response: dict[str, Any], model: str, number: int) -> list[dict[str, Any]]:
+    """The server-sent events Anthropic's Messages API streams for a shorthand response: a thinking block
+    (``"thinking"``, with a signature), the text in pieces, each tool call's input in pieces."""
+    split = int(response.get("split", 3))
+    usage = response.get("usage") or {"input_tokens": 11, "output_tokens": 7}
+    message = {
+        "id": f"msg_scripted_{number}", "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": usage.get("input_tokens", 0), "output_tokens": 1},
+    }  # fmt: skip
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if response.get("thinking"):
+        deltas = [{"type": "thinking_delta", "thinking": p} for p in pieces(response["thinking"], split)]
+        deltas.append({"type": "signature_delta", "signature": f"sig-{number}"})
+        blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+    if response.get("text"):
+        deltas = [{"type": "text_delta", "text": p} for p in pieces(response["text"], split)]
+        blocks.append(({"type": "text", "text": ""}, deltas))
+    for call in response.get("tool_calls", []):
+        start = {"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(call["arguments"], split)]
+        blocks.append((start, deltas))
+    for index, (start, deltas) in enumerate(blocks):
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": index})
+    stop = "tool_use" if response.get("tool_calls") else "end_turn"
+    delta = {"stop_reason": stop, "stop_sequence": None}
+    events.append(
+        {"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage.get("output_tokens", 0)}}
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+def gemini_chunks(response: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    """The ``GenerateContentResponse`` chunks Gemini streams (``alt=sse``) for a shorthand response: the
+    text in pieces, each function call whole in one part with a ``thoughtSignature``, the last chunk with
+    ``finishReason`` and the usage."""
+    parts: list[dict[str, Any]] = [
+        {"text": p} for p in pieces(response.get("text", ""), int(response.get("split", 3)))
+    ]
+    for call in response.get("tool_calls", []):
+        signature = base64.b64encode(f"sig-{call['id']}".encode()).decode()
+        parts.append(
+            {
+                "functionCall": {"name": call["name"], "args": json.loads(call["arguments"])},
+                "thoughtSignature": signature,
+            }
+        )
+    chunks = [
+        {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}],
+            "modelVersion": "scripted",
+        }
+        for part in parts
+    ] or [{"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "index": 0}]}]
+    chunks[-1]["candidates"][0]["finishReason"] = "STOP"
+    chunks[-1]["usageMetadata"] = response.get("usage") or {
+        "promptTokenCount": 11,
+        "candidatesTokenCount": 7,
+        "totalTokenCount": 18,
+    }
+    chunks[-1]["responseId"] = f"scripted-{number}"
     return chunks
 
 
@@ -184,6 +253,12 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             request = raw.decode(errors="replace")
         self._record(request)
+        if self.path.rstrip("/") == "/v1/messages" and isinstance(request, dict):
+            self._anthropic(request)
+            return
+        if ":streamGenerateContent" in self.path and isinstance(request, dict):
+            self._gemini()
+            return
         if self.path.rstrip("/") != "/v1/chat/completions" or not isinstance(request, dict):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -210,6 +285,45 @@ class Handler(BaseHTTPRequestHandler):
             chunk.setdefault("created", int(time.time()))
             chunk.setdefault("model", model)
         self._stream(chunks, response)
+
+    def _anthropic(self, request: dict[str, Any]) -> None:
+        number, response = self.server.script.next()
+        if response is None:
+            error = {"type": "api_error", "message": f"the script has no response #{number + 1}"}
+            self._json(500, {"type": "error", "error": error})
+            return
+        if "status" in response:
+            self._json(int(response["status"]), response.get("body", {}))
+            return
+        events = anthropic_events(response, str(request.get("model", "")), number)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            self._chunk(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _gemini(self) -> None:
+        number, response = self.server.script.next()
+        if response is None:
+            response = {
+                "status": 500,
+                "body": {"error": {"code": 500, "message": "no response", "status": "X"}},
+            }
+        if "status" in response:
+            self._json(int(response["status"]), response.get("body", {}))
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for chunk in gemini_chunks(response, number):
+            self._chunk(f"data: {json.dumps(chunk)}\r\n\r\n")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
     def _stream(self, chunks: list[dict[str, Any]], response: dict[str, Any]) -> None:
         self.send_response(200)

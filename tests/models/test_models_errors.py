@@ -47,9 +47,11 @@ def test_unknown_provider_with_and_without_a_close_match(local_project: ProjectF
     project = local_project()
     assert (
         failure(project, "lokal/x")[0]
-        == "unknown provider 'lokal' (did you mean 'local'? providers: local, openai)"
+        == "unknown provider 'lokal' (did you mean 'local'? providers: anthropic, google, local, openai)"
     )
-    assert failure(local_project(), "zzz/x")[0] == "unknown provider 'zzz' (providers: local, openai)"
+    assert failure(local_project(), "zzz/x")[0] == (
+        "unknown provider 'zzz' (providers: anthropic, google, local, openai)"
+    )
 
 
 def test_unknown_model_of_a_provider_that_lists_its_models(
@@ -73,14 +75,16 @@ def test_unknown_model_of_a_provider_that_lists_its_models(
 
     assert run(main()) == "local/smart"
     assert failure(make_project(), "llama")[0] == (
-        "model 'llama' names no provider: write it as provider/model (providers: local, openai)"
+        "model 'llama' names no provider: write it as provider/model "
+        "(providers: anthropic, google, local, openai)"
     )
 
 
 def test_an_unsupported_npm_package_is_listed_and_fails_when_used(
     make_project: ProjectFactory, project_dir: Path
 ) -> None:
-    configure(project_dir, {"provider": {"claude": {"npm": "@ai-sdk/anthropic", "options": {"apiKey": "k"}}}})
+    table = {"npm": "@ai-sdk/amazon-bedrock", "options": {"apiKey": "k"}}
+    configure(project_dir, {"provider": {"claude": table}})
     project = make_project()
 
     async def listing() -> Any:
@@ -89,10 +93,10 @@ def test_an_unsupported_npm_package_is_listed_and_fails_when_used(
 
     catalog = run(listing())
     [entry] = [entry for entry in catalog.entries if entry.name == "claude"]
-    assert (entry.origin, entry.npm, entry.supported) == ("config", "@ai-sdk/anthropic", False)
+    assert (entry.origin, entry.npm, entry.supported) == ("config", "@ai-sdk/amazon-bedrock", False)
     assert failure(make_project(), "claude/sonnet")[0] == (
-        "provider claude uses npm package @ai-sdk/anthropic, which is not supported "
-        "(supported: @ai-sdk/openai, @ai-sdk/openai-compatible)"
+        "provider claude uses npm package @ai-sdk/amazon-bedrock, which is not supported "
+        "(supported: @ai-sdk/anthropic, @ai-sdk/google, @ai-sdk/openai, @ai-sdk/openai-compatible)"
     )
 
 

@@ -125,6 +125,8 @@ def test_a_factory_for_another_npm_package(make_project: ProjectFactory, project
     catalog = run(listing())
     assert [(e.name, e.origin, e.npm, e.supported) for e in catalog.entries] == [
         ("acme", "builtin", "@acme/ai", True),
+        ("anthropic", "builtin", "@ai-sdk/anthropic", True),
+        ("google", "builtin", "@ai-sdk/google", True),
         ("mine", "config", "@acme/ai", True),
         ("openai", "builtin", "@ai-sdk/openai", True),
     ]
