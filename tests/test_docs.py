@@ -188,6 +188,8 @@ NOT_RUN = {
     'opencode run "Why does the test': "needs a model server",
     'opencode run "Now fix it"': "needs a model server",
     'opencode run "List the TODOs"': "needs a model server",
+    'opencode run "And the other one"': "needs a model server (and a session to continue)",
+    'opencode run "What is wrong here?"': "needs a model server (and the files it attaches)",
     "opencode mcp add files -- npx": "npx downloads the server from the network",
     "opencode mcp add docs --url https://example.com/mcp": "a server on the network",
     "opencode mcp list                     # connected": "needs the two servers above",

@@ -510,4 +510,4 @@ def test_an_error_quoting_a_huge_argument_is_cut_short(make_project) -> None:
         part = asyncio.run(session.dispatch(ToolCall("read", {"filePath": "x" * 300_000})))
 
     assert part.status == "error" and len(part.text) < MAX_ERROR_CHARS + 100
-    assert part.text.endswith("characters)")
+    assert "characters) …" in part.text and part.text.endswith(": File name too long")
