@@ -25,7 +25,7 @@ from .base import Event, Finish, Message, ModelInfo
 from .compaction import OUTPUT_TOKEN_MAX
 from .config import ProviderConfig
 from .known import with_known_limits
-from .provider import Provider, ProviderFactory
+from .provider import Provider, ProviderFactory, client_service
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -61,8 +61,8 @@ class AnthropicClient(Service):
     """One provider's ``anthropic.AsyncAnthropic`` client, owned by the project: made by :meth:`start`,
     closed by :meth:`stop`. ``settings``: base URL (without ``/v1``), key, headers, timeout."""
 
-    def __init__(self, name: str, settings: tuple[Any, ...]) -> None:
-        self.name = name
+    def __init__(self, provider: str, settings: tuple[Any, ...]) -> None:
+        self.name = f"model:{provider}"
         self.settings = settings
         self.client: Any = None
 
@@ -107,8 +107,6 @@ class AnthropicProvider(Provider):
     async def connect(self, project: Project) -> None:
         """Check the key and SDK, and get (start, or replace when its settings changed) the provider's
         client service (``model:<name>``), which the project owns and closes."""
-        from ..services.base import ServiceError
-
         config = self.config
         key = config.key(project.env)
         if key is None:
@@ -116,18 +114,7 @@ class AnthropicProvider(Provider):
         need_sdk("anthropic", "anthropic", self.name)
         base = (config.base_url or "https://api.anthropic.com/v1").rstrip("/").removesuffix("/v1")
         settings = (base, key, tuple(config.headers.items()), config.timeout)
-        name = f"model:{self.name}"
-
-        def make() -> AnthropicClient:
-            return AnthropicClient(name, settings)
-
-        try:
-            service = await project.services.get(name, make)
-            if not isinstance(service, AnthropicClient) or service.settings != settings:
-                await project.services.stop(name)
-                service = await project.services.get(name, make)
-        except ServiceError as error:
-            raise errors.ModelError(str(error)) from error
+        service = await client_service(project, self.name, settings, AnthropicClient)
         self._client = service.client
         self._settings = settings
 

@@ -20,7 +20,7 @@ from .anthropic_provider import need_sdk
 from .base import Event, Finish, Message, ModelInfo
 from .config import ProviderConfig
 from .google_format import GeminiAssembler, gemini_tools, to_gemini
-from .provider import Provider, ProviderFactory
+from .provider import Provider, ProviderFactory, client_service
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -50,8 +50,8 @@ class GoogleClient(Service):
     """One provider's ``google.genai.Client``, owned by the project: made by :meth:`start`, closed by
     :meth:`stop`. ``settings``: base URL, API version, key, headers, timeout (s)."""
 
-    def __init__(self, name: str, settings: tuple[Any, ...]) -> None:
-        self.name = name
+    def __init__(self, provider: str, settings: tuple[Any, ...]) -> None:
+        self.name = f"model:{provider}"
         self.settings = settings
         self.client: Any = None
 
@@ -98,8 +98,6 @@ class GoogleProvider(Provider):
 
     async def connect(self, project: Project) -> None:
         """Check the key and SDK, and get (start, or replace when its settings changed) the client service."""
-        from ..services.base import ServiceError
-
         config = self.config
         key = config.key(project.env)
         if key is None:
@@ -107,19 +105,7 @@ class GoogleProvider(Provider):
         need_sdk("google.genai", "google", self.name)
         base, _, version = (config.base_url or GOOGLE.base_url or "").rstrip("/").rpartition("/")
         settings = (base + "/", version, key, tuple(config.headers.items()), config.timeout)
-        name = f"model:{self.name}"
-
-        def make() -> GoogleClient:
-            return GoogleClient(name, settings)
-
-        try:
-            service = await project.services.get(name, make)
-            if not isinstance(service, GoogleClient) or service.settings != settings:
-                await project.services.stop(name)
-                service = await project.services.get(name, make)
-        except ServiceError as error:
-            raise errors.ModelError(str(error)) from error
-        self._service = service
+        self._service = await client_service(project, self.name, settings, GoogleClient)
 
     async def chat(
         self,

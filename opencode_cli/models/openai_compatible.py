@@ -18,7 +18,7 @@ from .base import Event, Finish, Message, ModelInfo
 from .config import ProviderConfig
 from .openai_client import ClientSettings, ProviderClient, translate
 from .openai_format import StreamAssembler, finish_reason, to_openai
-from .provider import Provider, ProviderFactory
+from .provider import Provider, ProviderFactory, client_service
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -66,23 +66,7 @@ class OpenAICompatible(Provider):
 
     async def connect(self, project: Project) -> None:
         """Get (start, or replace when its settings changed) the provider's client service."""
-        from ..services.base import ServiceError
-
-        settings = self.settings(project.env)
-        key = f"model:{self.name}"
-
-        def make() -> ProviderClient:
-            return ProviderClient(self.name, settings)
-
-        try:
-            service = await project.services.get(key, make)
-            if not isinstance(service, ProviderClient) or service.settings != settings:
-                await project.services.stop(key)
-                service = await project.services.get(key, make)
-        except ServiceError as error:
-            raise errors.ModelError(str(error)) from error
-        assert isinstance(service, ProviderClient)
-        self._service = service
+        self._service = await client_service(project, self.name, self.settings(project.env), ProviderClient)
 
     async def chat(
         self,

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from ..project import Project
+    from ..services.base import Service
     from .base import Event, Message, ModelInfo
     from .config import ProviderConfig
+
+_Client = TypeVar("_Client", bound="Service")
 
 
 class Provider:
@@ -57,6 +60,31 @@ class Provider:
         :class:`~opencode_cli.models.ModelError` with one line.
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement chat()")
+
+
+async def client_service(
+    project: Project, provider: str, settings: Any, make: Callable[[str, Any], _Client]
+) -> _Client:
+    """The client service ``model:<provider>`` of ``project``: started on first use by ``make(provider,
+    settings)``, shared by every model of the provider, replaced when its ``settings`` changed (a new key
+    or base URL), closed with the project. A client that cannot start raises
+    :class:`~opencode_cli.models.ModelError` with its one line."""
+    from ..services.base import ServiceError
+    from .errors import ModelError
+
+    name = f"model:{provider}"
+
+    def build() -> _Client:
+        return make(provider, settings)
+
+    try:
+        service = await project.services.get(name, build)
+        if type(service) is not make or getattr(service, "settings", None) != settings:
+            await project.services.stop(name)
+            service = await project.services.get(name, build)
+    except ServiceError as error:
+        raise ModelError(str(error)) from error
+    return service  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
