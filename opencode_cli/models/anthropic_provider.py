@@ -25,7 +25,7 @@ from .base import Event, Finish, Message, ModelInfo
 from .compaction import OUTPUT_TOKEN_MAX
 from .config import ProviderConfig
 from .known import with_known_limits
-from .provider import Provider, ProviderFactory, client_service
+from .provider import ConfiguredProvider, ProviderFactory, client_service
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -88,21 +88,15 @@ class AnthropicClient(Service):
         return self.settings[0]
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(ConfiguredProvider):
     """One provider on Anthropic's Messages API, from its :class:`ProviderConfig`."""
 
     wire_format = "anthropic"
 
     def __init__(self, config: ProviderConfig) -> None:
-        self.config = config
-        self.name = config.name
-        self.title = config.title
+        super().__init__(config)
         self._client: Any = None
         self._settings: tuple[Any, ...] | None = None
-
-    def models(self) -> Mapping[str, ModelInfo]:
-        """The models of the provider's ``models`` tables (none: any model id is taken)."""
-        return self.config.models
 
     async def connect(self, project: Project) -> None:
         """Check the key and SDK, and get (start, or replace when its settings changed) the provider's

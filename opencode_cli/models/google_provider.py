@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ..services.base import Service
 from . import errors
 from .anthropic_provider import need_sdk
-from .base import Event, Finish, Message, ModelInfo
+from .base import Event, Finish, Message
 from .config import ProviderConfig
 from .google_format import GeminiAssembler, gemini_tools, to_gemini
-from .provider import Provider, ProviderFactory, client_service
+from .provider import ConfiguredProvider, ProviderFactory, client_service
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -81,20 +81,14 @@ class GoogleClient(Service):
         return self.settings[0]
 
 
-class GoogleProvider(Provider):
+class GoogleProvider(ConfiguredProvider):
     """One provider on Google's Gemini API, from its :class:`ProviderConfig`."""
 
     wire_format = "gemini"
 
     def __init__(self, config: ProviderConfig) -> None:
-        self.config = config
-        self.name = config.name
-        self.title = config.title
+        super().__init__(config)
         self._service: GoogleClient | None = None
-
-    def models(self) -> Mapping[str, ModelInfo]:
-        """The models of the provider's ``models`` tables (none: any model id is taken)."""
-        return self.config.models
 
     async def connect(self, project: Project) -> None:
         """Check the key and SDK, and get (start, or replace when its settings changed) the client service."""

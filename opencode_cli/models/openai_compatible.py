@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import errors
-from .base import Event, Finish, Message, ModelInfo
+from .base import Event, Finish, Message
 from .config import ProviderConfig
 from .openai_client import ClientSettings, ProviderClient, translate
 from .openai_format import StreamAssembler, finish_reason, to_openai
-from .provider import Provider, ProviderFactory, client_service
+from .provider import ConfiguredProvider, ProviderFactory, client_service
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -37,7 +37,7 @@ OPENAI = ProviderConfig(
 )
 
 
-class OpenAICompatible(Provider):
+class OpenAICompatible(ConfiguredProvider):
     """One provider on an OpenAI-compatible endpoint, from its :class:`ProviderConfig`.
 
     :meth:`connect` checks the key and gets the project's client service (``model:<name>``), replacing
@@ -45,14 +45,8 @@ class OpenAICompatible(Provider):
     """
 
     def __init__(self, config: ProviderConfig) -> None:
-        self.config = config
-        self.name = config.name
-        self.title = config.title
+        super().__init__(config)
         self._service: ProviderClient | None = None
-
-    def models(self) -> Mapping[str, ModelInfo]:
-        """The models of the provider's ``models`` tables (none: any model id is taken)."""
-        return self.config.models
 
     def settings(self, env: Mapping[str, str]) -> ClientSettings:
         """The client settings, with the key from ``env``; :class:`ModelError` when one is missing."""

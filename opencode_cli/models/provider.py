@@ -62,6 +62,20 @@ class Provider:
         raise NotImplementedError(f"{type(self).__name__} does not implement chat()")
 
 
+class ConfiguredProvider(Provider):
+    """A provider made from one ``[provider.NAME]`` table (its :class:`ProviderConfig`): its name, title
+    and ``models`` tables come from the config (the built-in providers of the npm kinds)."""
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self.title = config.title
+
+    def models(self) -> Mapping[str, ModelInfo]:
+        """The models of the provider's ``models`` tables (none: any model id is taken)."""
+        return self.config.models
+
+
 async def client_service(
     project: Project, provider: str, settings: Any, make: Callable[[str, Any], _Client]
 ) -> _Client:
