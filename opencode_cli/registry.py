@@ -47,6 +47,8 @@ class ToolEntry:
     shadowed: list[ToolSource] = field(default_factory=list)
     source_key: str = ""
     """The key of the registry source that contributed it (``file:<path>``, ``plugin:<name>``…)."""
+    renamed: str | None = None
+    """Why the id is not the name the tool came with (``tools list --all`` shows it), if it is not."""
     _built: Tool | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -158,7 +160,8 @@ class Registry:
                 # replaced in place: like a JS object key, the id keeps the position it was first given
                 previous = self.entries.get(tool.id)
                 shadowed = [*previous.shadowed, previous.source] if previous else []
-                self.entries[tool.id] = ToolEntry(tool, gate, shadowed, contribution.source.key)
+                renamed = contribution.renamed.get(tool.id)
+                self.entries[tool.id] = ToolEntry(tool, gate, shadowed, contribution.source.key, renamed)
 
     @classmethod
     def build(

@@ -36,6 +36,8 @@ class Contribution:
     """The record ``opencode plugins list`` shows for the source (a tool file's is made per build)."""
     kept: list[str] = field(default_factory=list)
     """Ids kept from the last good build because this build failed (a tool file that stopped importing)."""
+    renamed: dict[str, str] = field(default_factory=dict)
+    """Why an id is not the name its tool came with (an MCP tool id shortened, or given another prefix)."""
 
 
 class Source:

@@ -31,7 +31,7 @@ def unasked_in(project: Any, permission: str) -> str | None:
     from ..permission import unasked
 
     tool_ids = list(project.registry.entries)
-    prefixes = [f"{project.mcp.prefix(name)[0]}_" for name in project.generation.mcp_servers]
+    prefixes = [f"{project.mcp.prefix(name).prefix}_" for name in project.generation.mcp_servers]
     if prefixes:
         from ..mcp.resources import LIST_RESOURCE_TEMPLATES, LIST_RESOURCES, READ_RESOURCE
 

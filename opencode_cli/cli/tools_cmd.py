@@ -54,20 +54,39 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
                         "source": d.entry.source.as_dict(),
                         "description": d.description,
                         "shadowed": [s.as_dict() for s in d.entry.shadowed],
+                        "renamed": d.entry.renamed,
                     }
                     for d in offered
                 ],
                 "hidden": [
-                    {"id": h.entry.id, "source": h.entry.source.as_dict(), "reason": h.reason} for h in hidden
+                    {
+                        "id": h.entry.id,
+                        "source": h.entry.source.as_dict(),
+                        "reason": h.reason,
+                        "renamed": h.entry.renamed,
+                    }
+                    for h in hidden
                 ],
             }
         )
         return
-    rows = [(d.id, d.entry.source.describe(), first_line(d.description)) for d in offered]
-    rows += [(h.entry.id, h.entry.source.describe(), f"(hidden: {h.reason})") for h in hidden]
+    rows = [
+        (d.id, d.entry.source.describe(), described(d.entry, first_line(d.description), show_all))
+        for d in offered
+    ]
+    rows += [
+        (h.entry.id, h.entry.source.describe(), described(h.entry, f"(hidden: {h.reason})", True))
+        for h in hidden
+    ]
     print_rows(rows)
     if model is None and any(depends_on_model(d.entry) for d in offered):
         err("note: no model named (--model or config 'model'): per-model rules not applied")
+
+
+def described(entry: Any, text: str, show_all: bool) -> str:
+    """``text`` (a description's first line, a hidden tool's reason) after why the tool's id was
+    renamed, with ``--all``."""
+    return f"(renamed: {entry.renamed}) {text}".rstrip() if show_all and entry.renamed else text
 
 
 def inspect_tool(
@@ -101,6 +120,7 @@ def inspect_tool(
                 "id": entry.id,
                 "source": source.as_dict(),
                 "shadowed": [s.as_dict() for s in entry.shadowed],
+                "renamed": entry.renamed,
                 "model": str(model) if model else None,
                 "offered": reason is None,
                 "reason": reason,
@@ -116,6 +136,8 @@ def inspect_tool(
     print(f"source:   {source.describe()}")
     for shadowed in entry.shadowed:
         print(f"shadows:  {shadowed.describe()}")
+    if entry.renamed:
+        print(f"renamed:  {entry.renamed}")
     if model is not None:
         print(f"model:    {model}")
     print(f"offered:  {'yes' if reason is None else 'no - ' + reason}")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..sources import Source
     from .config import ServerConfig
     from .connection import McpConnection
+    from .naming import Prefix
 
 
 @dataclass
@@ -65,7 +66,7 @@ class McpServers:
         self._resources: Source | None = None
         self._resource_counts: dict[str, int] = {}
         self._opened = False
-        self._prefixes: tuple[dict[str, ServerConfig], dict[str, tuple[str, str | None]]] | None = None
+        self._prefixes: tuple[dict[str, ServerConfig], dict[str, Prefix]] | None = None
 
     @property
     def configured(self) -> dict[str, ServerConfig]:
@@ -107,20 +108,21 @@ class McpServers:
         head = tool_id[: MAX_ID - HASH_DIGITS - 1] if len(tool_id) == MAX_ID else None  # a shortened id
 
         def owns(name: str) -> bool:
-            prefix = self.prefix(name)[0] + "_"
+            prefix = self.prefix(name).prefix + "_"
             return tool_id.startswith(prefix) or (head is not None and prefix.startswith(head))
 
         matches = [name for name in enabled if owns(name)]
-        return sorted(matches, key=lambda name: len(self.prefix(name)[0]), reverse=True)[:1]
+        return sorted(matches, key=lambda name: len(self.prefix(name).prefix), reverse=True)[:1]
 
-    def prefix(self, name: str) -> tuple[str, str | None]:
-        """The prefix of ``name``'s tool ids, and a note when it is not its sanitized name."""
-        from .naming import prefixes, sanitize
+    def prefix(self, name: str) -> Prefix:
+        """The prefix of ``name``'s tool ids (with the server whose name sanitizes alike, when it is not
+        ``name`` sanitized)."""
+        from .naming import Prefix, prefixes, sanitize
 
         configured = self.configured
         if self._prefixes is None or self._prefixes[0] is not configured:
             self._prefixes = (configured, prefixes(configured))
-        return self._prefixes[1].get(name, (sanitize(name), None))
+        return self._prefixes[1].get(name) or Prefix(sanitize(name), name)
 
     # -- connections ---------------------------------------------------------------------------------
 
@@ -275,7 +277,7 @@ class McpServers:
         for name, server in self.configured.items():
             state = "disabled" if not server.enabled else "not connected"
             status = ServerStatus(name, server.type, state, server.describe())
-            renamed = self.prefix(name)[1]
+            renamed = self.prefix(name).note
             connection = self.peek(name)
             if server.enabled and connection is not None:
                 status.status = "connected"
@@ -285,7 +287,7 @@ class McpServers:
                 status.notes = list(connection.notes)
             if renamed is not None:
                 status.notes.insert(0, renamed)
-            elif server.enabled and (error := self.error(name)) is not None:
+            if server.enabled and (error := self.error(name)) is not None:
                 status.status, status.error = "failed", error
                 if is_needs_authentication(error):
                     status.status = NEEDS_AUTHENTICATION

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import Tool, ToolResult, ToolSource
 from ..sources import Contribution, Source
-from .naming import sanitize, tool_id
+from .naming import MAX_ID, renamed, sanitize
 
-__all__ = ["McpSource", "McpTool", "ResourceSource", "connection_tools", "sanitize", "tool_schema"]
+__all__ = ["McpSource", "McpTool", "ResourceSource", "sanitize", "tool_schema"]
 
 if TYPE_CHECKING:
     from ..context import ToolContext
     from .config import ServerConfig
-    from .connection import McpConnection
     from .servers import McpServers
 
 
@@ -92,16 +91,18 @@ class McpSource(Source):
             else:
                 record.status, record.error = "blocked", "not connected"
             return contribution
-        prefix, note = self._servers.prefix(self.server.name)
-        if note is not None:
-            warn(note)
+        prefix = self._servers.prefix(self.server.name)
+        if prefix.note is not None:
+            warn(prefix.note)
         for definition in connection.tools:
-            full = f"{prefix}_{sanitize(definition.name)}"
-            short = tool_id(prefix, definition.name)
-            if short != full:
-                warn(f'MCP tool id "{full}" has more than 64 characters; it is sent as "{short}"')
-            contribution.tools.append((McpTool(short, definition, self.server.name, self._servers), None))
-            record.tools.append(short)
+            made, why = renamed(prefix, definition.name)
+            full = f"{prefix.prefix}_{sanitize(definition.name)}"
+            if made != full:
+                warn(f'MCP tool id "{full}" has more than {MAX_ID} characters; it is sent as "{made}"')
+            contribution.tools.append((McpTool(made, definition, self.server.name, self._servers), None))
+            if why is not None:
+                contribution.renamed[made] = why
+            record.tools.append(made)
         return contribution
 
 
@@ -124,9 +125,3 @@ class ResourceSource(Source):
             stamp = ToolSource("mcp", name="resources")
             contribution.tools = [(tool.copy(source=stamp), None) for tool in resource_tools(self._servers)]
         return contribution
-
-
-def connection_tools(connection: McpConnection) -> list[str]:
-    """The ids a connection's tools get."""
-    prefix = sanitize(connection.name)
-    return [tool_id(prefix, tool.name) for tool in connection.tools]

@@ -30,8 +30,11 @@ QUOTED = 60
 EXIT_GRACE = 1.0
 #: Seconds between SIGTERM and SIGKILL of a server's group.
 KILL_GRACE = 1.0
-#: Seconds between two looks at whether the server process exited.
+#: Seconds between two looks at whether the server process exited (``process.wait()`` also waits for its
+#: pipes, which a child of the server may hold).
 EXIT_POLL = 0.05
+#: The same once its stdin is closed, during its :data:`EXIT_GRACE`.
+CLOSING_POLL = 0.01
 
 
 def quote(line: str) -> str:
@@ -75,6 +78,16 @@ class ServerProcess:
         return f"printed {quote(self.garbage or '')} on stdout, which is not JSON-RPC"
 
 
+async def import_sdk() -> None:
+    """Import the SDK's modules the transport needs. The first time (it takes longer than starting a
+    server) this runs in a worker thread once the server was started, so that the loop goes on starting
+    the other servers meanwhile, and they get ready while we import."""
+    if "mcp.shared.message" not in sys.modules:
+        import importlib
+
+        await asyncio.to_thread(importlib.import_module, "mcp.shared.message")
+
+
 @contextlib.asynccontextmanager
 async def stdio_transport(
     argv: Sequence[str],
@@ -92,10 +105,6 @@ async def stdio_transport(
     ended by itself. ``on_garbage`` is called with the first
     stdout line that is not JSON-RPC; :data:`GARBAGE_LIMIT` of them before any message end the transport.
     """
-    import anyio
-    from mcp.shared.message import SessionMessage
-    from mcp.types import jsonrpc_message_adapter
-
     from ..services.processes import spawn, terminate
 
     child = await spawn(
@@ -107,6 +116,15 @@ async def stdio_transport(
         cwd=cwd,
     )
     process.pid = child.pid
+    try:
+        await import_sdk()
+    except BaseException:
+        await asyncio.shield(terminate(child, KILL_GRACE))
+        raise
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
     incoming, read = anyio.create_memory_object_stream[Any](0)
     write, outgoing = anyio.create_memory_object_stream[Any](0)
 
@@ -181,9 +199,11 @@ async def stdio_transport(
         with contextlib.suppress(Exception):
             if child.stdin is not None:
                 child.stdin.close()
-        if not cancelled and child.returncode is None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(tasks[3]), EXIT_GRACE)
+        if not cancelled:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + EXIT_GRACE
+            while child.returncode is None and loop.time() < deadline:
+                await asyncio.sleep(CLOSING_POLL)
         if child.returncode is not None:
             process.exit_seen = True  # it ended by itself (at most, its stdin was closed)
         await asyncio.shield(terminate(child, KILL_GRACE))

@@ -11,7 +11,7 @@ from _processes import run_opencode
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opencode_cli.mcp.naming import MAX_ID, VALID_ID, fit, prefixes, sanitize, tool_id
+from opencode_cli.mcp.naming import MAX_ID, VALID_ID, fit, prefixes, renamed, sanitize, tool_id
 
 names = st.text(min_size=1, max_size=90)
 
@@ -37,9 +37,23 @@ def test_short_ids_are_kept_and_long_ones_keep_a_readable_start(server: str, too
 @given(st.lists(st.text(alphabet="ab._-", min_size=1, max_size=70), min_size=2, max_size=5, unique=True))
 def test_servers_never_share_a_prefix(servers: list[str]) -> None:
     found = prefixes(servers)
-    assert len({prefix for prefix, _ in found.values()}) == len(servers)
-    for name, (prefix, note) in found.items():
-        assert (prefix == sanitize(name)) == (note is None)
+    assert len({found[name].prefix for name in servers}) == len(servers)
+    for name, made in found.items():
+        assert (made.prefix == sanitize(name)) == (made.note is None) == (made.reason is None)
+        assert made.like is None or (made.like in servers[: servers.index(name)] and made.like in made.reason)
+
+
+@given(
+    st.lists(st.text(alphabet="ab._", min_size=1, max_size=70), min_size=1, max_size=3, unique=True), names
+)
+def test_a_tool_id_says_why_it_is_not_server_and_tool(servers: list[str], tool: str) -> None:
+    for name, prefix in prefixes(servers).items():
+        made, why = renamed(prefix, tool)
+        plain = f"{sanitize(name)}_{sanitize(tool)}"
+        assert made == tool_id(prefix.prefix, tool)
+        assert (why is None) == (made == plain)
+        if len(f"{prefix.prefix}_{sanitize(tool)}") > MAX_ID:
+            assert f'"{prefix.prefix}_{sanitize(tool)}" has more than 64 characters' in why
 
 
 def test_the_long_id_of_the_issue() -> None:
@@ -69,9 +83,21 @@ def test_long_and_colliding_names_with_real_servers(
     assert f'"{long_name}_many_lines" has more than 64 characters; it is sent as "{long_id}"' in listed.stderr
     sources = {tool["id"]: tool["source"]["name"] for tool in tools}
     assert sources["time_v2_echo"] == "time.v2"
-    renamed = prefixes(["time.v2", "time_v2"])["time_v2"][0]
-    assert renamed != "time_v2" and sources[f"{renamed}_echo"] == "time_v2"
-    assert f'the tools of "time_v2" are named "{renamed}_…"' in listed.stderr
+    other = prefixes(["time.v2", "time_v2"])["time_v2"].prefix
+    assert other != "time_v2" and sources[f"{other}_echo"] == "time_v2"
+    assert f'the tools of "time_v2" are named "{other}_…"' in listed.stderr
+    # --all says why an id is not <server>_<tool>: the server's name sanitizes like another's, or it was long
+    reasons = {tool["id"]: tool["renamed"] for tool in tools}
+    assert reasons[f"{other}_echo"] == 'server "time_v2" sanitizes like "time.v2"'
+    assert reasons[long_id] == f'"{long_name}_many_lines" has more than 64 characters'
+    assert reasons["time_v2_echo"] is None and reasons[fit(f"{long_name}_echo")] is None
+    text = run_opencode(project_dir, env, "tools", "list", "--all")
+    rows = {line.split()[0]: line for line in text.stdout.splitlines()}
+    assert '(renamed: server "time_v2" sanitizes like "time.v2") Return the text' in rows[f"{other}_echo"]
+    assert f'(renamed: "{long_name}_many_lines" has more than 64 characters) Text of' in rows[long_id]
+    assert "renamed" not in rows["time_v2_echo"]
+    inspected = run_opencode(project_dir, env, "tools", "inspect", f"{other}_echo")
+    assert 'renamed:  server "time_v2" sanitizes like "time.v2"' in inspected.stdout
     # the long id is called back under its short name
     ran = run_opencode(project_dir, env, "tools", "run", long_id, "count=2", "--yes")
     assert (ran.returncode, ran.stdout) == (0, "line 1\nline 2\n"), ran.stderr
@@ -79,3 +105,21 @@ def test_long_and_colliding_names_with_real_servers(
     notes = {server["name"]: server["notes"] for server in shown}
     assert [server["status"] for server in shown] == ["connected"] * 3
     assert notes["time_v2"] and "time.v2" in notes["time_v2"][0] and not notes["time.v2"]
+
+
+def test_a_renamed_server_that_fails_is_shown_failed(
+    project_dir: Path, env: dict[str, str], demo_server_command: list[str], exit_server_command: list[str]
+) -> None:
+    servers = {
+        "time.v2": {"type": "local", "command": demo_server_command},
+        "time_v2": {"type": "local", "command": exit_server_command},
+    }
+    (project_dir / "opencode.toml").write_text(tomli_w.dumps({"mcp": servers}))
+    env = {**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    listed = run_opencode(project_dir, env, "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    shown = {server["name"]: server for server in json.loads(listed.stdout)["servers"]}
+    assert shown["time.v2"]["status"] == "connected"
+    failed = shown["time_v2"]
+    assert failed["status"] == "failed" and "exited with code 1" in failed["error"]
+    assert len(failed["notes"]) == 1 and 'the tools of "time_v2" are named' in failed["notes"][0]
