@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import functools
 import os
 import sys
 import threading
@@ -475,24 +474,26 @@ class Project:
     def run_tool(
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
-        """Run one tool call synchronously in a fresh session (handy in scripts and tests).
+        """A convenience for scripts and tests: one call in a fresh session, closed afterwards.
 
-        It runs on the project's own loop (:attr:`portal`), so services a tool starts stay up for the
-        next call; :meth:`close` stops them. Inside a running event loop it refuses (it would block that
-        loop): use :meth:`arun_tool` there.
+        The project runs no calls itself: this opens :meth:`session` (``options`` are
+        :class:`~opencode_cli.session.Session`'s, such as ``prompt`` and ``model``) and runs the call with
+        :meth:`Session.run_tool <opencode_cli.session.Session.run_tool>`, the sync façade, on the project's
+        loop, so services a tool starts stay up for the next call (:meth:`close` stops them). Inside a
+        running event loop: :meth:`arun_tool`.
         """
         if running_loop() is not None:
             raise RuntimeError(
                 "Project.run_tool() blocks, and this thread runs an event loop: "
                 "use `await project.arun_tool(...)` here"
             )
-        return self.portal.call(functools.partial(self.arun_tool, tool_id, args, agent=agent, **options))
+        with self.session(agent, **options) as session:
+            return session.run_tool(tool_id, args)
 
     async def arun_tool(
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
-        """Run one tool call in a fresh session, closed afterwards (the async form of :meth:`run_tool`;
-        ``options`` are :class:`~opencode_cli.session.Session`'s, such as ``prompt`` and ``model``)."""
+        """The async form of :meth:`run_tool`: ``await session.execute(...)`` in a fresh session."""
         async with self.session(agent, **options) as session:
             return await session.execute(tool_id, dict(args))
 

@@ -520,6 +520,19 @@ class Session:
         """
         return await self._call(tool_id, args, call_id, abort)
 
+    def run_tool(self, tool_id: str, args: dict[str, Any], *, abort: AbortSignal | None = None) -> ToolResult:
+        """:meth:`execute` from sync code: the call runs on the project's loop (its portal, a thread of its
+        own), and this thread waits for it. Inside a running event loop it refuses (it would block that
+        loop): ``await session.execute(...)`` there."""
+        from .loops import running_loop
+
+        if running_loop() is not None:
+            raise RuntimeError(
+                "Session.run_tool() blocks, and this thread runs an event loop: "
+                "use `await session.execute(...)` here"
+            )
+        return self.project.portal.call(self._call, tool_id, dict(args), None, abort)
+
     async def execute_inner(
         self, tool_id: str, args: dict[str, Any], *, call_id: str, abort: AbortSignal | None = None
     ) -> ToolResult:
