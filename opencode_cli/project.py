@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .store import Store
     from .truncate import Truncator
     from .watch import Watcher
+    from .workers import Workers
 
 
 def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
@@ -97,6 +98,7 @@ class Project:
         self._permissions: PermissionService | None = None
         self._services: Services | None = None
         self._portal: Portal | None = None
+        self._workers: Workers | None = None
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
@@ -208,6 +210,20 @@ class Project:
                     weakref.finalize(self, portal.close)
                     self._portal = portal
         return self._portal
+
+    @property
+    def workers(self) -> Workers:
+        """The worker threads sync tools run in (:mod:`opencode_cli.workers`), started on first use and
+        stopped when the project closes."""
+        if self._workers is None:
+            from .workers import Workers
+
+            with self._swap_lock:
+                if self._workers is None:
+                    workers = Workers()
+                    weakref.finalize(self, workers.close)
+                    self._workers = workers
+        return self._workers
 
     def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
         if session_id in self._remembering:
@@ -522,7 +538,7 @@ class Project:
         services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
-        if services is not None or self._portal is not None:
+        if services is not None or self._portal is not None or self._workers is not None:
             import asyncio
 
             await asyncio.to_thread(self._close_elsewhere)
@@ -542,7 +558,14 @@ class Project:
 
     def _close_elsewhere(self) -> None:
         """Stop the services living on another loop than the caller's (the portal's, or a loop of another
-        thread), then the portal."""
+        thread), then the portal, then the worker threads."""
+        try:
+            self._close_services_and_portal()
+        finally:
+            if self._workers is not None:
+                self._workers.close()
+
+    def _close_services_and_portal(self) -> None:
         services, portal = self._services, self._portal
         if portal is not None and services is not None and portal.runs(services.loop):
             portal.close(final=services.aclose)
