@@ -432,9 +432,13 @@ class Tool:
         if inspect.iscoroutinefunction(function):
             return await function(*call_args, **kwargs)
         if self.blocking:
-            import asyncio
+            work = functools.partial(_stop_iteration_as_error, function, *call_args, **kwargs)
+            if ctx.project is not None:  # the project's workers: a warm thread per call
+                result = await ctx.project.workers.run(work)
+            else:
+                import asyncio
 
-            result = await asyncio.to_thread(_stop_iteration_as_error, function, *call_args, **kwargs)
+                result = await asyncio.to_thread(work)
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import functools
 import os
 import sys
 import threading
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from .store import Store
     from .truncate import Truncator
     from .watch import Watcher
+    from .workers import Workers
 
 
 def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
@@ -98,6 +98,7 @@ class Project:
         self._permissions: PermissionService | None = None
         self._services: Services | None = None
         self._portal: Portal | None = None
+        self._workers: Workers | None = None
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
@@ -209,6 +210,20 @@ class Project:
                     weakref.finalize(self, portal.close)
                     self._portal = portal
         return self._portal
+
+    @property
+    def workers(self) -> Workers:
+        """The worker threads sync tools run in (:mod:`opencode_cli.workers`), started on first use and
+        stopped when the project closes."""
+        if self._workers is None:
+            from .workers import Workers
+
+            with self._swap_lock:
+                if self._workers is None:
+                    workers = Workers()
+                    weakref.finalize(self, workers.close)
+                    self._workers = workers
+        return self._workers
 
     def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
         if session_id in self._remembering:
@@ -475,24 +490,26 @@ class Project:
     def run_tool(
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
-        """Run one tool call synchronously in a fresh session (handy in scripts and tests).
+        """A convenience for scripts and tests: one call in a fresh session, closed afterwards.
 
-        It runs on the project's own loop (:attr:`portal`), so services a tool starts stay up for the
-        next call; :meth:`close` stops them. Inside a running event loop it refuses (it would block that
-        loop): use :meth:`arun_tool` there.
+        The project runs no calls itself: this opens :meth:`session` (``options`` are
+        :class:`~opencode_cli.session.Session`'s, such as ``prompt`` and ``model``) and runs the call with
+        :meth:`Session.run_tool <opencode_cli.session.Session.run_tool>`, the sync façade, on the project's
+        loop, so services a tool starts stay up for the next call (:meth:`close` stops them). Inside a
+        running event loop: :meth:`arun_tool`.
         """
         if running_loop() is not None:
             raise RuntimeError(
                 "Project.run_tool() blocks, and this thread runs an event loop: "
                 "use `await project.arun_tool(...)` here"
             )
-        return self.portal.call(functools.partial(self.arun_tool, tool_id, args, agent=agent, **options))
+        with self.session(agent, **options) as session:
+            return session.run_tool(tool_id, args)
 
     async def arun_tool(
         self, tool_id: str, args: dict[str, Any], *, agent: str | None = None, **options: Any
     ) -> ToolResult:
-        """Run one tool call in a fresh session, closed afterwards (the async form of :meth:`run_tool`;
-        ``options`` are :class:`~opencode_cli.session.Session`'s, such as ``prompt`` and ``model``)."""
+        """The async form of :meth:`run_tool`: ``await session.execute(...)`` in a fresh session."""
         async with self.session(agent, **options) as session:
             return await session.execute(tool_id, dict(args))
 
@@ -521,7 +538,7 @@ class Project:
         services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
-        if services is not None or self._portal is not None:
+        if services is not None or self._portal is not None or self._workers is not None:
             import asyncio
 
             await asyncio.to_thread(self._close_elsewhere)
@@ -541,7 +558,14 @@ class Project:
 
     def _close_elsewhere(self) -> None:
         """Stop the services living on another loop than the caller's (the portal's, or a loop of another
-        thread), then the portal."""
+        thread), then the portal, then the worker threads."""
+        try:
+            self._close_services_and_portal()
+        finally:
+            if self._workers is not None:
+                self._workers.close()
+
+    def _close_services_and_portal(self) -> None:
         services, portal = self._services, self._portal
         if portal is not None and services is not None and portal.runs(services.loop):
             portal.close(final=services.aclose)

@@ -25,9 +25,12 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+from .contract import INTERRUPTED
 from .loops import is_cancellation
 from .modelref import ModelRef
 from .permission import Reply, Rule, Ruleset, merge
+from .schema import strict_nulls_to_absent
+from .transcript import ToolCallPart
 from .truncate import ascending_id
 
 if TYPE_CHECKING:
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from .contract import Attachment, ToolResult
     from .models.loop import RunResult
     from .project import Project
-    from .transcript import Message, ToolCallPart, Transcript
+    from .transcript import Message, Transcript
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
@@ -520,6 +523,19 @@ class Session:
         """
         return await self._call(tool_id, args, call_id, abort)
 
+    def run_tool(self, tool_id: str, args: dict[str, Any], *, abort: AbortSignal | None = None) -> ToolResult:
+        """:meth:`execute` from sync code: the call runs on the project's loop (its portal, a thread of its
+        own), and this thread waits for it. Inside a running event loop it refuses (it would block that
+        loop): ``await session.execute(...)`` there."""
+        from .loops import running_loop
+
+        if running_loop() is not None:
+            raise RuntimeError(
+                "Session.run_tool() blocks, and this thread runs an event loop: "
+                "use `await session.execute(...)` here"
+            )
+        return self.project.portal.call(self._call, tool_id, dict(args), None, abort)
+
     async def execute_inner(
         self, tool_id: str, args: dict[str, Any], *, call_id: str, abort: AbortSignal | None = None
     ) -> ToolResult:
@@ -536,9 +552,6 @@ class Session:
         abort: AbortSignal | None,
         before: Callable[[], Awaitable[None]] | None = None,
     ) -> ToolResult:
-        from .contract import INTERRUPTED
-        from .transcript import ToolCallPart
-
         message = self.assistant()
         part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
         self.transcript.add_part(message, part)
@@ -695,8 +708,6 @@ class Session:
         part of the current step, as the tool the model named, with its arguments as it sent them."""
         import json
 
-        from .transcript import ToolCallPart
-
         args: Any = call.arguments
         if isinstance(args, str):
             with contextlib.suppress(ValueError, RecursionError):
@@ -714,8 +725,6 @@ class Session:
     async def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> ToolPart:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
         for the call's own failures (they become an ``error`` part with the model-facing text)."""
-        from .schema import strict_nulls_to_absent
-
         call_id = call.id or ascending_id("call")
         if self.project.generation.mcp_servers:
             await self.project.mcp.ensure(call.name)  # its server connects (again) before the repair
@@ -747,7 +756,6 @@ class Session:
         """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
         two before it of the same tool (the name the model wrote) with the same input, none pending (as
         OpenCode's processor does): a text part in between, or a new step, starts the count over."""
-        from .transcript import ToolCallPart
 
         parts = self.assistant().parts
         mine = next(

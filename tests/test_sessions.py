@@ -53,6 +53,37 @@ def test_calls_are_recorded_as_tool_parts_of_the_assistant_message(make_project:
     assert data["parts"][0]["state"]["status"] == "completed"
 
 
+def test_sync_code_runs_a_call_through_its_session_and_the_project_runs_none(
+    make_project: ProjectFactory,
+) -> None:
+    """The sync façade lives on the session: ``session.run_tool`` runs the call on the project's loop and
+    records it in that session; ``Project.run_tool`` only opens a session for it. From a running loop
+    both refuse with a clear error rather than block it."""
+    project = make_project()
+    (project.directory / "notes.txt").write_text("one\ntwo\n")
+    with project.session() as session:
+        result = session.run_tool("read", {"filePath": "notes.txt"})
+        (part,) = session.assistant().parts
+    assert "one" in result.output
+    assert isinstance(part, ToolCallPart) and (part.tool, part.status) == ("read", "completed")
+    assert "one" in project.run_tool("read", {"filePath": "notes.txt"}).output
+
+    async def inside_a_loop() -> list[str]:
+        refusals = []
+        for call in (
+            lambda: project.session().run_tool("read", {"filePath": "notes.txt"}),
+            lambda: project.run_tool("read", {"filePath": "notes.txt"}),
+        ):
+            with pytest.raises(RuntimeError) as caught:
+                call()
+            refusals.append(str(caught.value))
+        return refusals
+
+    from_session, from_project = run(inside_a_loop())
+    assert "use `await session.execute(...)` here" in from_session
+    assert "use `await project.arun_tool(...)` here" in from_project
+
+
 def test_the_tool_context_reaches_the_project_session_and_model(make_project: ProjectFactory) -> None:
     seen: dict[str, Any] = {}
 

@@ -468,28 +468,55 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
 
     # The path may still change between the judgement and the open (a symlink flipped in between), so
     # what is read is judged as it was opened: its real location is taken from the descriptor, judged
-    # when it is not the location already judged, and only that descriptor is read from.
-    fd, opened, is_dir = await asyncio.to_thread(_open, path)
-    handed_over = False
+    # when it is not the location already judged, and only that descriptor is read from. The blocking
+    # work (open, instruction files, the read) is one hop to a worker thread; a second one only when
+    # the opened location must be judged first.
+    offset = params.offset or 1
+    limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
+    expected = None if bypass else judged
+    done = await asyncio.to_thread(_open_and_read, ctx, path, expected, title, offset, limit)
+    if isinstance(done, ToolResult):
+        return done
+    fd, opened, is_dir = done
     try:
-        if not bypass and opened != judged:
-            if opened is None:
-                raise ToolError(f"Cannot read {path}: it changed while it was being opened")
-            await boundary.assert_external_location(ctx, opened, kind="directory" if is_dir else "file")
+        if opened is None:
+            raise ToolError(f"Cannot read {path}: it changed while it was being opened")
+        await boundary.assert_external_location(ctx, opened, kind="directory" if is_dir else "file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return await asyncio.to_thread(_read_opened, ctx, path, fd, is_dir, title, offset, limit)
 
-        offset = params.offset or 1
-        limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
-        if is_dir:
-            return await asyncio.to_thread(_read_directory, path, title, offset, limit, fd)
 
+def _open_and_read(
+    ctx: ToolContext, path: str, expected: str | None, title: str, offset: int, limit: int
+) -> ToolResult | tuple[int, str | None, bool]:
+    """In a worker thread: open ``path`` and, when it opened at ``expected`` (or ``expected`` is
+    ``None``: no boundary to keep), read it; else hand back the open descriptor, its location and
+    whether it is a directory, for that location to be judged before anything is read."""
+    fd, opened, is_dir = _open(path)
+    if expected is not None and opened != expected:
+        return fd, opened, is_dir
+    return _read_opened(ctx, path, fd, is_dir, title, offset, limit)
+
+
+def _read_opened(
+    ctx: ToolContext, path: str, fd: int, is_dir: bool, title: str, offset: int, limit: int
+) -> ToolResult:
+    """In a worker thread: read the directory or file open at ``fd`` (closed here, whatever happens)."""
+    if is_dir:
+        try:
+            return _read_directory(path, title, offset, limit, fd)
+        finally:
+            os.close(fd)
+    try:
         from . import _instructions
 
-        loaded = await asyncio.to_thread(_instructions.resolve, ctx, path)
-        handed_over = True
-        return await asyncio.to_thread(_read_file, path, title, offset, limit, loaded, ctx.abort, fd)
-    finally:
-        if not handed_over:
-            os.close(fd)
+        loaded = _instructions.resolve(ctx, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return _read_file(path, title, offset, limit, loaded, ctx.abort, fd)
 
 
 def _open(path: str) -> tuple[int, str | None, bool]:

@@ -10,6 +10,7 @@ import struct
 import tracemalloc
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -1002,3 +1003,42 @@ PUNCTUATION = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 @given(st.sampled_from(PUNCTUATION), st.sampled_from("0123456789"), st.sampled_from("aZ"))
 def test_punctuation_before_digits_before_letters(punct: str, digit: str, letter: str) -> None:
     assert _collate.sort([letter, digit, punct]) == [punct, digit, letter]
+
+
+# -- thread hops ---------------------------------------------------------------------------------------
+
+
+class _CountingExecutor(ThreadPoolExecutor):
+    """The loop's default executor, a real thread pool that counts what it is handed."""
+
+    def __init__(self) -> None:
+        super().__init__(2)
+        self.submitted: list[str] = []
+
+    def submit(self, function: Any, /, *args: Any, **kwargs: Any) -> Any:
+        self.submitted.append(getattr(function, "__name__", repr(function)))
+        return super().submit(function, *args, **kwargs)
+
+
+@pytest.mark.parametrize("target", ["notes.txt", "sub"])
+def test_read_does_its_blocking_work_in_one_worker_hop(project: Project, root: Path, target: str) -> None:
+    """A read inside the project (no location to judge again) is one hop to a worker thread: the open,
+    the instruction files and the read together, each hop being a wake-up of a thread and of the loop."""
+    import asyncio
+
+    (root / "notes.txt").write_text("one\ntwo\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "a.txt").write_text("a\n")
+    executor = _CountingExecutor()
+
+    async def main() -> Any:
+        asyncio.get_running_loop().set_default_executor(executor)
+        async with project.session("build", prompt=Recorder()) as session:
+            return await session.execute("read", {"filePath": str(root / target)})
+
+    try:
+        result = asyncio.run(main())
+    finally:
+        executor.shutdown()
+    assert ("one" in result.output) if target == "notes.txt" else ("a.txt" in result.output)
+    assert len(executor.submitted) == 1, executor.submitted
