@@ -47,6 +47,25 @@ STARTUP_TIMEOUT = 60.0
 # -- the server ------------------------------------------------------------------------------------------
 
 
+def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    """A tool call of a scripted response: ``arguments`` sent as the JSON text a model writes."""
+    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
+
+
+def opencode(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``opencode ARGS`` as a real process in ``project_dir`` (plugins not autoloaded), to its end."""
+    script = Path(sys.executable).parent / "opencode"
+    return subprocess.run(
+        [str(script), *args],
+        cwd=project_dir,
+        env={**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def pieces(text: str, count: int) -> list[str]:
     """``text`` cut into at most ``count`` consecutive non-empty pieces of about the same size."""
     if not text:

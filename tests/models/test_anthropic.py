@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, configure
+from _scripted import ScriptedModel, call, configure
 
 from opencode_cli.models import ModelError, open_model
 from opencode_cli.project import Project
@@ -28,10 +27,6 @@ EPHEMERAL = {"type": "ephemeral"}
 
 def run(coroutine: Any, timeout: float = 60) -> Any:
     return asyncio.run(asyncio.wait_for(coroutine, timeout))
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
 
 
 async def yes(request: Any) -> Decision:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, configure
+from _scripted import ScriptedModel, call, configure
 
 from opencode_cli.models import ModelError, open_model
 from opencode_cli.project import Project
@@ -28,10 +28,6 @@ PNG = base64.b64decode(
 
 def run(coroutine: Any, timeout: float = 60) -> Any:
     return asyncio.run(asyncio.wait_for(coroutine, timeout))
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
 
 
 async def yes(request: Any) -> Decision:

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, configure, local_config
+from _scripted import ScriptedModel, call, configure, local_config, opencode
 
 from opencode_cli import AbortSignal
 from opencode_cli.contract import AbortedError
@@ -23,10 +21,6 @@ from opencode_cli.session import Decision
 from opencode_cli.wire import render
 
 ProjectFactory = Callable[..., Project]
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
 
 
 def run(coroutine: Any, timeout: float = 60) -> Any:
@@ -272,19 +266,6 @@ def test_task_resumes_by_task_id_and_keeps_the_depth_limit(
 # -- opencode run, as a real process ----------------------------------------------------------------------
 
 
-def opencode(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).parent / "opencode"
-    return subprocess.run(
-        [str(script), *args],
-        cwd=project_dir,
-        env={**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_opencode_run_streams_the_answer_and_shows_tool_calls(
     notes_project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
 ) -> None:
@@ -322,32 +303,6 @@ def test_opencode_run_json_events_and_failures(
     assert cut.returncode == 1 and "the stream from local broke off" in cut.stderr
     usage = opencode(project_dir, env, "run", "hi", "--agent", "nobody")
     assert usage.returncode == 2 and "no agent named 'nobody'" in usage.stderr
-
-
-def test_opencode_run_ctrl_c_aborts_and_keeps_the_session(
-    notes_project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
-) -> None:
-    import os
-    import signal
-
-    scripted_model.script([{"text": "slowly " * 20, "split": 20, "pause": 2}])
-    script = Path(sys.executable).parent / "opencode"
-    process = subprocess.Popen(
-        [str(script), "run", "tell me", "--session", "ses_keep"],
-        cwd=project_dir,
-        env={**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    assert os.read(process.stdout.fileno(), 1) == b"s"  # mid-stream: the answer has begun, not ended
-    process.send_signal(signal.SIGINT)
-    _, raw = process.communicate(timeout=60)
-    stderr = raw.decode()
-    assert process.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
-    kept = notes_project.resume("ses_keep")
-    assert kept.messages[0].text == "tell me"
 
 
 def test_task_is_offered_to_every_model_in_opencodes_order_with_the_callers_subagents(

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, configure, local_config
+from _scripted import ScriptedModel, call, configure, local_config
 
 from opencode_cli.errors import RejectedError
 from opencode_cli.models.openai_format import TOOL_MEDIA_NOTE
@@ -24,10 +23,6 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
 )
 ASK_READ = [Rule("read", "*", "ask", "test")]
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
 
 
 def run(coroutine: Any, timeout: float = 60) -> Any:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, configure, local_config
+from _scripted import ScriptedModel, configure, local_config, opencode
 
 from opencode_cli.project import Project
 
@@ -24,23 +24,6 @@ BOUND = 60.0
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="
 )
-
-
-def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": json.dumps(arguments)}
-
-
-def opencode(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    script = Path(sys.executable).parent / "opencode"
-    return subprocess.run(
-        [str(script), *args],
-        cwd=project_dir,
-        env={**env, "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def start(project_dir: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
