@@ -12,7 +12,10 @@ Aims (issue 19, on a 2-core machine): at most 60 µs of overhead for an async to
 one, threaded or not (a sync tool that declares itself non-blocking may run inline). The threaded figure
 is printed with its own verdict: most of it is the hop to a worker thread and back, two thread wake-ups,
 and on a virtual machine a wake-up costs most when the thread wakes on the other core, which the
-scheduler decides (``taskset -c 0 python benchmarks/call_overhead.py`` shows the hop without that).
+scheduler decides (``taskset -c 0 python benchmarks/call_overhead.py`` shows the hop without that). The
+run also times that round trip alone (the project's workers running a no-op, no tool, no pipeline) and
+prints the threaded figure split into pipeline and hop: the part the tool layer controls, and the part
+the machine does.
 
     python benchmarks/call_overhead.py [--calls N] [--rounds N]
 """
@@ -79,6 +82,7 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
         figures: dict[str, list[float]] = {
             "direct_sync": [],
             "direct_async": [],
+            "thread_hop": [],
             "echo_sync": [],
             "echo_inline": [],
             "echo_async": [],
@@ -95,6 +99,11 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
                 for _ in range(calls):
                     await plain_async("x")
                 figures["direct_async"].append((time.perf_counter() - start) / calls * 1e6)
+                workers = project.workers
+                start = time.perf_counter()
+                for _ in range(calls):
+                    await workers.run(plain, "x")
+                figures["thread_hop"].append((time.perf_counter() - start) / calls * 1e6)
                 for tool_id, key in (
                     ("echo_sync", "echo_sync"),
                     ("echo_inline", "echo_inline"),
@@ -122,6 +131,7 @@ def main() -> None:
     print(f"{args.calls} calls x {args.rounds} rounds, medians in microseconds per call")
     print(f"  direct call, sync function      {medians['direct_sync']:10.2f}")
     print(f"  direct call, async function     {medians['direct_async']:10.2f}")
+    print(f"  thread round trip alone         {medians['thread_hop']:10.2f}   (the workers, no tool)")
     for key, direct in (
         ("echo_sync", "direct_sync"),
         ("echo_inline", "direct_sync"),
@@ -133,6 +143,11 @@ def main() -> None:
             f"  dispatch {key:<22} {medians[key]:10.2f}   overhead {overhead:8.2f} µs"
             f"  ({verdict} the aim of {AIMS_US[key]:.0f} µs)"
         )
+    pipeline = medians["echo_sync"] - medians["thread_hop"]
+    print(
+        f"  echo_sync without the thread round trip: {pipeline:.2f} µs of pipeline"
+        f" + {medians['thread_hop']:.2f} µs of hop"
+    )
 
 
 if __name__ == "__main__":

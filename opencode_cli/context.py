@@ -24,25 +24,27 @@ class AbortSignal:
     """Set when the turn is aborted; usable from async code and from worker threads."""
 
     def __init__(self) -> None:
-
-        self._event = threading.Event()
+        self._aborted = False
         self.reason: str | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self._event: threading.Event | None = None  # made by the first blocking wait (most calls have none)
 
     @property
     def aborted(self) -> bool:
         """Whether :meth:`abort` was called."""
-        return self._event.is_set()
+        return self._aborted
 
     def abort(self, reason: str = "aborted") -> None:
         """Signal every waiter; later calls do nothing."""
         with self._lock:
-            if self._event.is_set():
+            if self._aborted:
                 return
             self.reason = reason
-            self._event.set()
+            self._aborted = True
+            if self._event is not None:
+                self._event.set()
             waiters, self._waiters = self._waiters, []
             callbacks, self._callbacks = self._callbacks, []
         for loop, future in waiters:
@@ -54,7 +56,7 @@ class AbortSignal:
         """Call ``callback`` (from the aborting thread) when aborted, at once if already aborted; returns
         the function that takes the callback back."""
         with self._lock:
-            if not self._event.is_set():
+            if not self._aborted:
                 self._callbacks.append(callback)
 
                 def remove() -> None:
@@ -68,7 +70,13 @@ class AbortSignal:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block (in a worker thread) until aborted or ``timeout``; returns :attr:`aborted`."""
-        return self._event.wait(timeout)
+        with self._lock:
+            if self._aborted:
+                return True
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        return event.wait(timeout)
 
     async def wait_async(self) -> None:
         """Return once aborted."""
@@ -77,7 +85,7 @@ class AbortSignal:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:
-            if self._event.is_set():
+            if self._aborted:
                 return
             self._waiters.append((loop, future))
         await future

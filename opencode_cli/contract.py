@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidArgumentsError, ToolError
+from .plain_args import check as check_plain
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -127,9 +128,31 @@ def _format_path(loc: tuple[Any, ...] | list[Any]) -> str:
 MAX_DEPTH = 100
 
 
+#: The types of a JSON scalar, exactly (a subclass may serialise otherwise).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def is_flat_json(value: Any) -> bool:
+    """Whether ``value`` is a dict of ASCII string keys to JSON scalars with ASCII text: what most calls
+    send, and what needs no walk (no nesting, no lone surrogate) and no JSON round trip to be copied."""
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(item)
+        if kind not in _SCALARS or (kind is str and not item.isascii()):
+            return False
+        if kind is float and item - item != 0:  # inf or nan: JSON would not give them back as they are
+            return False
+    return True
+
+
 def hostile_value(value: Any) -> str | None:
     """Why ``value`` (a call's arguments) cannot be validated at all, or ``None``: nesting deeper than
     :data:`MAX_DEPTH`, or a string (or key) holding a lone surrogate, which is not Unicode text."""
+    if is_flat_json(value):
+        return None
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
     while stack:
         node, loc = stack.pop()
@@ -283,6 +306,7 @@ class Tool:
             self.json_schema = json_schema
         self.source = source or ToolSource("plugin", name="unknown")
         self._function = execute
+        self._coroutine = execute is not None and inspect.iscoroutinefunction(execute)
         self._format_validation_error = format_validation_error
         self.handles_abort = handles_abort
         """The tool answers ``ctx.abort`` itself (e.g. with the output so far) instead of being cancelled."""
@@ -353,19 +377,20 @@ class Tool:
             raise InvalidArgumentsError(self.id, problem)
         facts = self._plain() if self._plain is not None else None
         if facts is not None:
-            from .plain_args import check
-
-            plain = check(facts, args)
+            plain = check_plain(facts, args)
             if plain is not None:
                 return plain
-        if self.parameters is not None:
-            from pydantic import ValidationError
-
+        parameters = self.parameters
+        if parameters is not None:
             try:
-                return self.parameters.model_validate(dict(args))
+                return parameters.model_validate(dict(args))
             except RecursionError:
                 raise InvalidArgumentsError(self.id, "(root): nested too deeply") from None
-            except ValidationError as error:
+            except ValueError as error:  # pydantic's ValidationError is one
+                from pydantic import ValidationError
+
+                if not isinstance(error, ValidationError):
+                    raise
                 detail = (
                     self._format_validation_error(error)
                     if self._format_validation_error
@@ -429,7 +454,7 @@ class Tool:
         if ctx_name is not None:
             kwargs[ctx_name] = ctx
         function = self._function
-        if inspect.iscoroutinefunction(function):
+        if self._coroutine:
             return await function(*call_args, **kwargs)
         if self.blocking:
             work = functools.partial(_stop_iteration_as_error, function, *call_args, **kwargs)

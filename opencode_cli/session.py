@@ -18,6 +18,7 @@ session's ``prompt`` and the answer is sent back as the reply.
 from __future__ import annotations
 
 import contextlib
+import json
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,10 +26,11 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
-from .contract import INTERRUPTED
+from .contract import INTERRUPTED, is_flat_json
 from .loops import is_cancellation
 from .modelref import ModelRef
-from .permission import Reply, Rule, Ruleset, merge
+from .permission import Reply, Rule, Ruleset, disabled, merge
+from .registry import INVALID
 from .schema import strict_nulls_to_absent
 from .transcript import ToolCallPart
 from .truncate import ascending_id
@@ -659,11 +661,6 @@ class Session:
         """:meth:`repair`, whether the call was rerouted to ``invalid``, and the error of a reroute that
         cannot run: ``invalid`` is not in the call map when the session's rules deny it wholly (an agent
         denying ``*``), and then the repaired call fails as the AI SDK's does, naming ``invalid``."""
-        import json
-
-        from .permission import disabled
-        from .registry import INVALID
-
         offered = self._offered if self._offered is not None else {t.name: t for t in self.resolve()}
 
         def has_invalid() -> bool:  # asked only when a call needs rerouting: it costs a rules walk
@@ -706,7 +703,6 @@ class Session:
     def _unavailable(self, call: ToolCall, call_id: str, error: str) -> ToolPart:
         """A call that cannot run at all (rerouted to an ``invalid`` the session does not have): an error
         part of the current step, as the tool the model named, with its arguments as it sent them."""
-        import json
 
         args: Any = call.arguments
         if isinstance(args, str):
@@ -784,8 +780,6 @@ class Session:
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:
     """What makes two calls identical: the tool name the model wrote and the canonical input (arguments
     that cannot be serialised are never identical to another call's)."""
-    import json
-
     try:
         return f"{requested}\0{json.dumps(args, sort_keys=True, default=str)}"
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
@@ -800,10 +794,10 @@ def _collate_key(name: str) -> Any:
 
 def _plain(args: Any) -> dict[str, Any]:
     """A JSON-safe copy of a call's arguments, as the transcript keeps them."""
-    import json
-
     if not isinstance(args, dict):
         return {}
+    if is_flat_json(args):
+        return dict(args)  # what the round trip through JSON would give, without it
     try:
         return json.loads(json.dumps(args, default=str))
     except (ValueError, RecursionError):  # nested too deeply, a number too long: the call will be refused

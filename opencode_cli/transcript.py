@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .truncate import ascending_id
+
 if TYPE_CHECKING:
     from .contract import Attachment
     from .modelref import ModelRef
@@ -34,8 +36,6 @@ def now_ms() -> int:
 
 def new_id(prefix: str) -> str:
     """An OpenCode-style ascending id such as ``ses_…``, ``msg_…`` or ``prt_…``."""
-    from .truncate import ascending_id
-
     return ascending_id(prefix)
 
 

@@ -39,6 +39,19 @@ _BYTE_TO_BASE62 = bytes(ord(_BASE62[byte % 62]) for byte in range(256))
 _id_lock = threading.Lock()
 _last_ms = 0
 _counter = 0
+#: Random bytes drawn from the OS ahead, for this many ids at a time (one system call, not one per id).
+_POOL_IDS = 64
+_pool = b""
+_pool_at = 0
+
+
+def _forget_pool() -> None:
+    """A forked child must not draw the parent's bytes again (same ids in two processes)."""
+    global _pool, _pool_at
+    _pool, _pool_at = b"", 0
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def ascending_id(prefix: str) -> str:
@@ -46,14 +59,18 @@ def ascending_id(prefix: str) -> str:
 
     The random characters are 14 bytes of the OS's random source taken modulo 62, as OpenCode draws them.
     """
-    global _last_ms, _counter
+    global _last_ms, _counter, _pool, _pool_at
     with _id_lock:
         now = int(time.time() * 1000)
         if now != _last_ms:
             _last_ms, _counter = now, 0
         _counter += 1
         value = (now * 4096 + _counter) & 0xFFFFFFFFFFFF
-    return f"{prefix}_{value:012x}" + os.urandom(14).translate(_BYTE_TO_BASE62).decode("ascii")
+        if _pool_at >= len(_pool):
+            _pool, _pool_at = os.urandom(14 * _POOL_IDS), 0
+        tail = _pool[_pool_at : _pool_at + 14]
+        _pool_at += 14
+    return f"{prefix}_{value:012x}" + tail.translate(_BYTE_TO_BASE62).decode("ascii")
 
 
 @dataclass(frozen=True)
