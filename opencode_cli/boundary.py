@@ -131,7 +131,7 @@ async def pinned(
         target.close()
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Opened:
     """A file or directory held open for a child process (ripgrep) to work on, and where it really is."""
 

@@ -91,7 +91,7 @@ class AbortSignal:
         await future
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class ShellEnvOutput:
     """The mutable ``output`` of the ``shell_env`` hook: ``env`` is the environment the process gets
     (change, add or remove variables in place, or assign a new dict)."""
@@ -107,7 +107,7 @@ async def _allow_all(request: PermissionRequest) -> None:
     return None
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class ToolContext:
     """Everything a tool's ``execute`` receives besides its arguments.
 

@@ -222,7 +222,7 @@ class Request:
         return data
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class AskOutput:
     """The mutable ``output`` of the ``permission_ask`` hook: set ``status`` to ``"allow"`` or ``"deny"``,
     or leave ``"ask"`` (the user is asked)."""

@@ -38,7 +38,7 @@ DISABLED_KEY = "[plugins] disabled"
 Warn = Callable[[str], None]
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class PluginRecord:
     """What ``opencode plugins list`` shows for one plugin or tool file."""
 

@@ -249,7 +249,7 @@ def switched_off(tool_id: str, switches: Mapping[str, Any]) -> bool:
     return verdict is False
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Offer:
     """The tools offered, in registry order, and the others with the reason."""
 

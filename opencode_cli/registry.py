@@ -38,7 +38,7 @@ class RegisterTool(Protocol):
     def __call__(self, tool: AnyTool, *, gate: str | None = None) -> None: ...
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class ToolEntry:
     """A tool in the registry, with where it came from and why it might be hidden."""
 

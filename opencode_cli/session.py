@@ -170,7 +170,7 @@ async def refuse_without_terminal(request: PermissionRequest) -> Decision:
     return Decision("reject")
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Session:
     """A conversation's worth of tool calls for one agent; use it as a context manager.
 

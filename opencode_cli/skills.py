@@ -55,7 +55,7 @@ class Skill:
         return None if self.location == BUILTIN_LOCATION else os.path.dirname(self.location)
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Skills:
     """The skills of a project, in load order, with what went wrong while finding them."""
 

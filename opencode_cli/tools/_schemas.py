@@ -57,12 +57,16 @@ def module_of(tool_id: str) -> str:
 
 
 def source_digest(tool_id: str) -> str:
-    """The SHA-256 of what the schema is made from: the tool module's source and the schema normaliser's."""
-    import hashlib
+    """A fingerprint of what the schema is made from: the tool module's source and the schema normaliser's
+    (the CRC-32 and length of each). It only tells an edited source from the one recorded, so a cheap
+    checksum does: :mod:`zlib` is loaded already, where :mod:`hashlib` would add its import to every call."""
+    import zlib
 
-    digest = hashlib.sha256((HERE / f"{module_of(tool_id)}.py").read_bytes())
-    digest.update((HERE.parent / "schema.py").read_bytes())
-    return digest.hexdigest()
+    parts = []
+    for path in (HERE / f"{module_of(tool_id)}.py", HERE.parent / "schema.py"):
+        data = path.read_bytes()
+        parts.append(f"{zlib.crc32(data):08x}-{len(data)}")
+    return "crc32:" + ":".join(parts)
 
 
 def _recorded_table() -> dict[str, Any]:
