@@ -362,43 +362,68 @@ class McpConnection(Service):
     async def _unless_lost(self, request: Any, method: str) -> Any:
         """Await ``request``, or fail as soon as the connection is lost. A request that times out names
         the server, the timeout and its key, and the server is pinged: one that does not answer that
-        either is stopped (its process group too), and the next request starts it afresh."""
+        either is stopped (its process group too), and the next request starts it afresh.
+
+        The request runs in the calling task (no task of its own: an MCP call costs no extra turns of
+        the loop); the connection's end cancels the calling task, and that one cancellation is taken
+        back here, as :func:`~opencode_cli.contract.unless_aborted` does for an abort."""
+        from ..errors import ToolError
+
+        connection = self._task
+        task = asyncio.current_task()
+        if connection is None or task is None:
+            request.close()
+            raise ToolError(f'MCP server "{self.name}" is not connected')
+        if connection.done():
+            request.close()
+            raise self._went_away()
+        active, fired = True, False
+
+        def lost(_: object) -> None:  # on the loop's thread, like the ``finally`` below
+            nonlocal fired
+            if active and not task.done():
+                fired = True
+                task.cancel()
+
+        connection.add_done_callback(lost)
+        try:
+            return await request
+        except (asyncio.CancelledError, Exception) as error:
+            if fired and task.uncancel() == 0:  # our cancellation alone: the server went away
+                raise self._went_away() from None
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            raise await self._request_error(error, method) from None
+        finally:
+            active = False
+            connection.remove_done_callback(lost)
+
+    def _went_away(self) -> Exception:
+        from ..errors import ToolError
+
+        reason = self.lost or "the server closed the connection"
+        return ToolError(f'MCP server "{self.name}" went away during the call ({reason})')
+
+    async def _request_error(self, error: Exception, method: str) -> Exception:
+        """The model-facing :class:`ToolError` for a request that failed with ``error`` (a timeout pings
+        the server first; a closed connection marks it lost)."""
         from mcp.types import REQUEST_TIMEOUT
 
         from ..errors import ToolError
 
-        call = asyncio.ensure_future(request)
-        connection = self._task
-        if connection is None:
-            call.cancel()
-            raise ToolError(f'MCP server "{self.name}" is not connected')
-        try:
-            await asyncio.wait({call, connection}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            call.cancel()
-            raise
-        if not call.done():
-            call.cancel()
-            with contextlib.suppress(BaseException):
-                await call
-            reason = self.lost or "the server closed the connection"
-            raise ToolError(f'MCP server "{self.name}" went away during the call ({reason})')
-        try:
-            return call.result()
-        except Exception as error:
-            if self.auth is not None and self.auth.refused:  # the token is refused: sign in again
-                self.lost = str(AuthenticationNeeded(self.name))
-                raise ToolError(f'MCP server "{self.name}" {self.lost}') from None
-            code = getattr(error, "code", None)
-            if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
-                await self._check_alive()
-                raise ToolError(self.timed_out(method)) from None
-            if code == CONNECTION_CLOSED:  # the server went away under the request
-                await self._settle()
-                self.lost = self.lost or "the server closed the connection"
-            if self.lost:
-                raise ToolError(f'MCP server "{self.name}" went away during the call ({self.lost})') from None
-            raise ToolError(_request_error(error)) from None
+        if self.auth is not None and self.auth.refused:  # the token is refused: sign in again
+            self.lost = str(AuthenticationNeeded(self.name))
+            return ToolError(f'MCP server "{self.name}" {self.lost}')
+        code = getattr(error, "code", None)
+        if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
+            await self._check_alive()
+            return ToolError(self.timed_out(method))
+        if code == CONNECTION_CLOSED:  # the server went away under the request
+            await self._settle()
+            self.lost = self.lost or "the server closed the connection"
+        if self.lost:
+            return self._went_away()
+        return ToolError(_request_error(error))
 
     def timed_out(self, method: str) -> str:
         """``MCP server "NAME" did not answer METHOD within N s (KEY)``."""
