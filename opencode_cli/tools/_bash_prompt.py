@@ -150,11 +150,11 @@ def describer(flags: object, env: Mapping[str, str] | None = None) -> Callable[[
 
     def describe() -> str:
         from ..limits import MAX_BYTES, MAX_LINES
-        from . import _shell
+        from . import _shell_choice
 
         source = os.environ if env is None else env
         return render(
-            shell=_shell.name(_shell.choose(source)),
+            shell=_shell_choice.name(_shell_choice.choose(source)),
             directory=os.getcwd(),
             default_timeout=default_timeout_ms(getattr(flags, "bash_default_timeout_ms", None)),
             max_lines=MAX_LINES,

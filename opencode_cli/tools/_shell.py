@@ -1,17 +1,14 @@
-"""Running a command line in a shell for the bash tool: which shell, and the process group's life.
+"""Running a command line in a shell for the bash tool: the process group's life.
 
-:func:`choose` picks the shell: ``$SHELL`` when it is bash, zsh or sh, otherwise ``bash`` on ``PATH``
-(``/bin/zsh`` on macOS), otherwise ``/bin/sh``. fish and nu are never used: their syntax is not POSIX.
-
-:func:`run` starts ``<shell> -c <command>`` through the launcher (:mod:`opencode_cli.services.launch`)
-in a new session (so in its own process group), with standard input closed and standard error merged
-into standard output, and hands each piece of output to a callback as it arrives (decoded as UTF-8).
-The launcher stays as the reaper of whatever the command starts, so all of it dies with us, even when we
-are SIGKILLed; given sandbox rules it applies them to the shell between fork and exec. It reports the
-shell's exit on a pipe of its own. :func:`run` returns when the shell exits, when the timeout passes or
-when the abort signal fires; in the last two cases the whole process group is stopped: ``SIGTERM``, then
-``SIGKILL`` to whatever is still alive three seconds later. A job the command leaves running in the
-background after a normal exit is left alone while we live (as in OpenCode), but the call does not wait
+Which shell is :mod:`._shell_choice`'s decision. :func:`run` starts ``<shell> -c <command>`` through the
+launcher (:mod:`opencode_cli.services.launch`) in a new session (so in its own process group), with standard
+input closed and standard error merged into standard output, and hands each piece of output to a callback as
+it arrives (decoded as UTF-8). The launcher stays as the reaper of whatever the command starts, so all of it
+dies with us, even when we are SIGKILLed; given sandbox rules it applies them to the shell between fork and
+exec. It reports the shell's exit on a pipe of its own. :func:`run` returns when the shell exits, when the
+timeout passes or when the abort signal fires; in the last two cases the whole process group is stopped:
+``SIGTERM``, then ``SIGKILL`` to whatever is still alive three seconds later. A job the command leaves running
+in the background after a normal exit is left alone while we live (as in OpenCode), but the call does not wait
 for it.
 """
 
@@ -19,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,7 +28,6 @@ if TYPE_CHECKING:  # asyncio and subprocess are imported when a command runs, no
     from ..context import AbortSignal
     from ..sandbox.landlock import Rules
 
-ACCEPTED = frozenset({"bash", "zsh", "sh"})
 KILL_GRACE_SECONDS = 3.0
 TIMEOUT_SLACK_SECONDS = 0.1
 """The timer that stops a command runs this much longer than the timeout asked for (as upstream)."""
@@ -42,30 +37,6 @@ READ_CHUNK = 64 * 1024
 POLL_SECONDS = 0.05
 LAUNCHER_SECONDS = 1.0
 """How long the launcher has to kill what is left after the grace period, before the group is SIGKILLed."""
-
-
-def name(shell: str) -> str:
-    """The shell's name as the description shows it: ``bash``, ``zsh``, ``sh``."""
-    return os.path.basename(shell)
-
-
-def choose(env: Mapping[str, str]) -> str:
-    """The shell to run commands with, for an environment ``env`` (see the module docstring)."""
-    search = env.get("PATH")
-    preferred = env.get("SHELL")
-    if preferred and name(preferred) in ACCEPTED:
-        found = _executable(preferred, search)
-        if found:
-            return found
-    if sys.platform == "darwin" and os.access("/bin/zsh", os.X_OK):
-        return "/bin/zsh"
-    return shutil.which("bash", path=search) or shutil.which("bash") or "/bin/sh"
-
-
-def _executable(shell: str, search: str | None) -> str | None:
-    if os.path.isabs(shell):
-        return shell if os.access(shell, os.X_OK) and not os.path.isdir(shell) else None
-    return shutil.which(shell, path=search)
 
 
 @dataclass

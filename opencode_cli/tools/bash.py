@@ -31,7 +31,7 @@ from ..contract import ToolResult, unless_aborted
 from ..errors import ToolError
 from ..flags import Flags
 from ..truncate import Truncator
-from . import _bash_prompt, _sandbox, _shell, _shell_output, _shell_scan
+from . import _bash_prompt, _sandbox, _shell, _shell_choice, _shell_output, _shell_scan
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -152,7 +152,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     )
     cwd = str(ctx.resolve(params.workdir)) if params.workdir else str(ctx.directory)
     env = await ctx.process_env(cwd)  # the shell_env hooks may change it
-    shell = _shell.choose(env)
+    shell = _shell_choice.choose(env)
 
     scan = _shell_scan.scan(params.command, cwd=cwd, directory=ctx.directory, worktree=ctx.worktree, env=env)
     if not boundary.is_inside(cwd, ctx.directory, ctx.worktree):

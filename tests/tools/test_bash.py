@@ -25,7 +25,7 @@ from opencode_cli.contract import AbortedError
 from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.flags import Flags
 from opencode_cli.session import Decision
-from opencode_cli.tools import _bash_prompt, _shell
+from opencode_cli.tools import _bash_prompt, _shell_choice
 from opencode_cli.tools import bash as bash_module
 
 TIMEOUT_TEXT = "shell tool terminated command after exceeding timeout"
@@ -102,10 +102,10 @@ def test_echo_runs_with_exit_code_zero(harness: Harness) -> None:
 @pytest.mark.parametrize("unwanted", ["fish", "nu"])
 def test_fish_and_nu_fall_back_to_an_acceptable_shell(make_project: Any, unwanted: str) -> None:
     env = {"SHELL": f"/usr/bin/{unwanted}", "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    chosen = _shell.choose(env)
-    assert _shell.name(chosen) in _shell.ACCEPTED
+    chosen = _shell_choice.choose(env)
+    assert _shell_choice.name(chosen) in _shell_choice.ACCEPTED
     description = _bash_prompt.describer(Flags(), env)()
-    assert f"Shell: {_shell.name(chosen)}" in description
+    assert f"Shell: {_shell_choice.name(chosen)}" in description
     project = make_project(extra_env={"SHELL": f"/usr/bin/{unwanted}"})
     result = bash_harness(project).run({"command": "echo fallback"})
     assert result.output == "fallback\n"
@@ -115,10 +115,11 @@ def test_shell_choice_takes_shell_when_bash_zsh_or_sh() -> None:
     path = os.environ.get("PATH", "/usr/bin:/bin")
     for name in SHELLS:
         full = shutil.which(name)
-        assert _shell.choose({"SHELL": full, "PATH": path}) == full
-    assert _shell.name(_shell.choose({"PATH": path})) == "bash"
-    assert _shell.name(_shell.choose({"SHELL": "/no/such/zsh", "PATH": path})) == "bash"
-    assert _shell.choose({"SHELL": "/bin/dash", "PATH": "/nowhere"}) in (shutil.which("bash"), "/bin/sh")
+        assert _shell_choice.choose({"SHELL": full, "PATH": path}) == full
+    assert _shell_choice.name(_shell_choice.choose({"PATH": path})) == "bash"
+    assert _shell_choice.name(_shell_choice.choose({"SHELL": "/no/such/zsh", "PATH": path})) == "bash"
+    fallback = _shell_choice.choose({"SHELL": "/bin/dash", "PATH": "/nowhere"})
+    assert fallback in (shutil.which("bash"), "/bin/sh")
 
 
 def test_stdout_and_stderr_are_merged(harness: Harness) -> None:
