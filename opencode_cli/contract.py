@@ -523,33 +523,17 @@ def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs:
 async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first.
 
-    ``work`` runs in the calling task (no task of its own, no waiter task: a call costs no extra turns of
-    the loop); an abort cancels the calling task, and that one cancellation is taken back here.
+    ``work`` runs in the calling task (see :func:`~opencode_cli.loops.cancelled_by`); the abort may fire
+    on any thread, so the cancellation is handed to the loop.
     """
     import asyncio
 
-    task = asyncio.current_task()
-    if task is None:  # not in a task (a coroutine stepped by hand): nothing to cancel
-        return await work
+    from .loops import cancelled_by
+
     loop = asyncio.get_running_loop()
-    active, fired = True, False
-
-    def cancel() -> None:  # on the loop's thread, like the ``finally`` below: no race between them
-        nonlocal fired
-        if active and not task.done():
-            fired = True
-            task.cancel()
-
-    remove = ctx.abort.on_abort(lambda: loop.call_soon_threadsafe(cancel))
-    try:
-        return await work
-    except asyncio.CancelledError:
-        if fired and task.uncancel() == 0:  # our cancellation alone: the abort
-            raise AbortedError() from None
-        raise
-    finally:
-        active = False
-        remove()
+    return await cancelled_by(
+        work, lambda cancel: ctx.abort.on_abort(lambda: loop.call_soon_threadsafe(cancel)), AbortedError
+    )
 
 
 def _call_shape(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -50,3 +50,43 @@ def is_cancellation(error: BaseException) -> bool:
     nothing can have been cancelled before it is imported)."""
     asyncio = sys.modules.get("asyncio")
     return asyncio is not None and isinstance(error, asyncio.CancelledError)
+
+
+async def cancelled_by(
+    work: Awaitable[T],
+    subscribe: Callable[[Callable[[], None]], Callable[[], None]],
+    interrupted: Callable[[], BaseException],
+) -> T:
+    """Await ``work`` in the calling task, and end it early when a trigger fires: the task is cancelled
+    and ``interrupted()`` is raised in place of that cancellation.
+
+    ``subscribe(cancel)`` arranges for ``cancel`` to be called on the loop's thread when the trigger
+    fires, and returns what undoes that. ``work`` gets no task of its own (no extra turns of the loop).
+    The one cancellation the trigger caused is taken back (``Task.uncancel``), so a cancellation from
+    anywhere else still propagates as it is; when ``work`` turns the trigger's cancellation into an error
+    of its own, that error too becomes ``interrupted()``. Used for a call's abort and for an MCP server
+    lost under a request.
+    """
+    import asyncio
+
+    task = asyncio.current_task()
+    if task is None:  # not in a task: nothing to cancel
+        return await work
+    active, fired = True, False
+
+    def cancel() -> None:  # on the loop's thread, like the ``finally`` below: no race between them
+        nonlocal fired
+        if active and not task.done():
+            fired = True
+            task.cancel()
+
+    undo = subscribe(cancel)
+    try:
+        return await work
+    except (asyncio.CancelledError, Exception):
+        if fired and task.uncancel() == 0:  # the trigger's cancellation alone
+            raise interrupted() from None
+        raise
+    finally:
+        active = False
+        undo()

@@ -95,6 +95,28 @@ def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
     asyncio.run(main())
 
 
+def test_work_that_turns_the_abort_into_its_own_error_ends_as_aborted() -> None:
+    async def main() -> int:
+        signal = AbortSignal()
+        started = asyncio.Event()
+
+        async def tidy_then_fail() -> None:  # a library that wraps a cancellation in an error of its own
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                raise RuntimeError("connection reset") from None
+
+        call = asyncio.ensure_future(unless_aborted(tidy_then_fail(), ToolContext(abort=signal)))
+        await started.wait()
+        signal.abort()
+        with pytest.raises(AbortedError):
+            await call
+        return call.cancelling()  # the abort's cancellation was taken back: none is left pending
+
+    assert asyncio.run(main()) == 0
+
+
 def test_already_aborted_before_the_call() -> None:
     async def main() -> None:
         signal = AbortSignal()

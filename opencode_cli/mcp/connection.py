@@ -364,39 +364,32 @@ class McpConnection(Service):
         the server, the timeout and its key, and the server is pinged: one that does not answer that
         either is stopped (its process group too), and the next request starts it afresh.
 
-        The request runs in the calling task (no task of its own: an MCP call costs no extra turns of
-        the loop); the connection's end cancels the calling task, and that one cancellation is taken
-        back here, as :func:`~opencode_cli.contract.unless_aborted` does for an abort."""
+        The request runs in the calling task (see :func:`~opencode_cli.loops.cancelled_by`): the end of
+        the connection's task cancels it."""
         from ..errors import ToolError
+        from ..loops import cancelled_by
 
         connection = self._task
-        task = asyncio.current_task()
-        if connection is None or task is None:
+        if connection is None:
             request.close()
             raise ToolError(f'MCP server "{self.name}" is not connected')
         if connection.done():
             request.close()
             raise self._went_away()
-        active, fired = True, False
 
-        def lost(_: object) -> None:  # on the loop's thread, like the ``finally`` below
-            nonlocal fired
-            if active and not task.done():
-                fired = True
-                task.cancel()
+        def when_lost(cancel: Callable[[], None]) -> Callable[[], None]:
+            def ended(_: object) -> None:
+                cancel()
 
-        connection.add_done_callback(lost)
+            connection.add_done_callback(ended)
+            return lambda: connection.remove_done_callback(ended)
+
         try:
-            return await request
-        except (asyncio.CancelledError, Exception) as error:
-            if fired and task.uncancel() == 0:  # our cancellation alone: the server went away
-                raise self._went_away() from None
-            if isinstance(error, asyncio.CancelledError):
-                raise
+            return await cancelled_by(request, when_lost, self._went_away)
+        except ToolError:  # the server went away
+            raise
+        except Exception as error:
             raise await self._request_error(error, method) from None
-        finally:
-            active = False
-            connection.remove_done_callback(lost)
 
     def _went_away(self) -> Exception:
         from ..errors import ToolError

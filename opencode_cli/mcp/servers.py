@@ -67,8 +67,6 @@ class McpServers:
         self._resource_counts: dict[str, int] = {}
         self._opened = False
         self._prefixes: tuple[dict[str, ServerConfig], dict[str, Prefix]] | None = None
-        #: ``servers_for`` answers, for one configuration and code-mode flag (both asked on every call).
-        self._owners: tuple[dict[str, ServerConfig], bool, dict[str, list[str]]] | None = None
 
     @property
     def configured(self) -> dict[str, ServerConfig]:
@@ -99,19 +97,7 @@ class McpServers:
     def servers_for(self, tool_id: str) -> list[str]:
         """The servers a tool id may come from: the one whose sanitized name is the id's longest prefix
         (``NAME_tool``), or every enabled server for the resource tools (and for ``execute`` in code mode);
-        ``[]`` for any other id. Remembered per configuration: every MCP call asks."""
-        configured, code_mode = self.configured, self.project.flags.experimental_code_mode
-        owners = self._owners
-        if owners is None or owners[0] is not configured or owners[1] != code_mode:
-            owners = self._owners = (configured, code_mode, {})
-        known = owners[2].get(tool_id)
-        if known is None:
-            if len(owners[2]) >= 4096:  # ids a model made up: keep the memory bounded
-                owners[2].clear()
-            known = owners[2][tool_id] = self._servers_for(tool_id)
-        return list(known)
-
-    def _servers_for(self, tool_id: str) -> list[str]:
+        ``[]`` for any other id."""
         enabled = [name for name, server in self.configured.items() if server.enabled]
         if tool_id in ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"):
             return enabled
