@@ -3,6 +3,11 @@
 Booleans follow OpenCode's rules: ``true yes on 1 y`` are true, ``false no off 0 n`` are false (lower-case
 only); any other value is a configuration error naming the variable. "Experimental" flags take their
 own variable when set and otherwise the value of ``OPENCODE_EXPERIMENTAL``.
+
+``OPENCODE_DISABLE_DEFAULT_PLUGINS`` is not read: in OpenCode it switches off the npm plugins bundled with
+it (sign-in helpers for some providers), not its tools, and nothing here corresponds to them. The built-in
+plugins here are the tools and the providers themselves; switch any of them off by name instead
+(``[plugins] disabled``, ``opencode -p no:NAME``).
 """
 
 from __future__ import annotations
@@ -50,7 +55,6 @@ class Flags(NamedTuple):
     experimental_plan_mode: bool = False
     experimental_background_subagents: bool = False
     pure: bool = False
-    disable_default_plugins: bool = False
     disable_plugin_autoload: bool = False
     disable_project_config: bool = False
     bash_default_timeout_ms: int | None = None
@@ -86,7 +90,6 @@ class Flags(NamedTuple):
             experimental_plan_mode=experimental_flag("OPENCODE_EXPERIMENTAL_PLAN_MODE"),
             experimental_background_subagents=experimental_flag("OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS"),
             pure=boolean("OPENCODE_PURE"),
-            disable_default_plugins=boolean("OPENCODE_DISABLE_DEFAULT_PLUGINS"),
             disable_plugin_autoload=boolean("OPENCODE_DISABLE_PLUGIN_AUTOLOAD"),
             disable_project_config=boolean("OPENCODE_DISABLE_PROJECT_CONFIG"),
             bash_default_timeout_ms=integer("OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS"),

@@ -1,5 +1,9 @@
 """The plugin manager: built-in plugins, entry-point plugins, tool files, and their load status.
 
+Built-in plugins (:mod:`opencode_cli.builtin`) and installed ones are loaded by one function,
+:meth:`Plugins.load`, from an entry point; any of them can be disabled by name (``[plugins] disabled``
+in config, ``-p no:NAME`` on the command line), except the essential ``core``.
+
 Nothing here ever lets a broken plugin take a command down: an import error, a hook that raises, or a
 tool file with a syntax error is recorded (``status = "failed"`` with the error) and reported as one
 warning line; everything else keeps working.
@@ -9,12 +13,10 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import importlib
-import importlib.util
 import inspect
 import os
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,19 +24,24 @@ from typing import TYPE_CHECKING, Any, Literal
 import pluggy
 
 from . import hookspecs
+from .builtin import ESSENTIAL
+from .builtin import PLUGINS as BUILTIN_PLUGINS
 from .contract import source_line
 from .loops import running_loop
 
 if TYPE_CHECKING:
     import asyncio
 
-BUILTIN_PLUGINS = ("opencode_cli.tools",)
+    from .entrypoints import EntryPoint
+
 ENTRY_POINT_GROUP = "opencode"
 
 Status = Literal["loaded", "blocked", "failed"]
 
 #: The config key that turns plugins off, as messages name it.
 DISABLED_KEY = "[plugins] disabled"
+#: How a plugin disabled by that key is said to be disabled (the default of ``Plugins(disabled=...)``).
+IN_CONFIG = f"{DISABLED_KEY} in config"
 Warn = Callable[[str], None]
 
 
@@ -190,8 +197,8 @@ class Plugins:
         self,
         *,
         autoload: bool = True,
-        disabled: Iterable[str] = (),
-        builtin: Iterable[str] = BUILTIN_PLUGINS,
+        disabled: Iterable[str] | Mapping[str, str] = (),
+        builtin: Iterable[EntryPoint] = BUILTIN_PLUGINS,
         extra: Iterable[tuple[str, object]] = (),
         warn: Warn | None = None,
         cache_dir: Path | None = None,
@@ -203,17 +210,21 @@ class Plugins:
         self.records: list[PluginRecord] = []
         self._by_plugin: dict[str, PluginRecord] = {}
         self._warn = warn or (lambda message: None)
-        self._disabled = set(disabled)
+        self._disabled: dict[str, str] = (
+            dict(disabled) if isinstance(disabled, Mapping) else dict.fromkeys(disabled, IN_CONFIG)
+        )
+        """The names of the plugins not to register, each with how it was disabled (for messages)."""
         self._cache_dir = cache_dir
         self._search_path = search_path
         self._loop = loop or _no_loop
         self._async_hooks: set[str] = set()
-        for module_name in builtin:
-            self._register_builtin(module_name)
+        for entry in builtin:
+            self.load(entry, kind="builtin")
         for name, plugin in extra:
             self.register(plugin, name=name, kind="entrypoint")
         if autoload:
             self._load_entry_points()
+        self._warn_unknown_disabled()
 
     # -- loading ---------------------------------------------------------------------------------------
 
@@ -233,9 +244,9 @@ class Plugins:
         """Register a plugin object (module or instance) and record it."""
         record = PluginRecord(name=name, kind=kind, version=version, location=location)
         self.records.append(record)
-        if name in self._disabled and kind != "builtin":
+        if self._blocked(name):
             record.status = "blocked"
-            record.error = f"disabled by {DISABLED_KEY} in config"
+            record.error = f"disabled by {self._disabled[name]}"
             return record
         try:
             self.manager.register(plugin, name=name)
@@ -328,29 +339,59 @@ class Plugins:
             if caller.name in PER_PLUGIN_HOOKS and not wraps:
                 impl.function = _OnlyFor(impl.function, plugin_name)
 
-    def _register_builtin(self, module_name: str) -> None:
-        module = importlib.import_module(module_name)
-        self.register(module, name=module_name, kind="builtin", location=module_name)
+    def _warn_unknown_disabled(self) -> None:
+        """Warn about a name the host disabled (``-p no:NAME``) that no plugin has: a typo, most likely.
+        Names in config are not warned about: a config may serve environments with other plugins."""
+        import difflib
+
+        names = [record.name for record in self.records]
+        for name, how in self._disabled.items():
+            if how != IN_CONFIG and name not in names:
+                close = difflib.get_close_matches(name, names, n=2, cutoff=0.6)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                self.warn(f"no plugin named {name} ({how}){hint}; plugins: {', '.join(names)}")
+
+    def _blocked(self, name: str) -> bool:
+        """Whether the plugin ``name`` is disabled (an essential one is loaded anyway, with a warning)."""
+        if name not in self._disabled:
+            return False
+        if name in ESSENTIAL:
+            self.warn(
+                f"plugin {name} cannot be disabled ({self._disabled[name]}): every tool call runs through it"
+            )
+            return False
+        return True
+
+    def load(self, entry: EntryPoint, kind: Literal["builtin", "entrypoint"] = "entrypoint") -> PluginRecord:
+        """Load the plugin an entry point names and register it under the entry point's name: the one way
+        both the built-in plugins and installed ones are loaded. A disabled plugin is recorded as
+        ``blocked`` without being imported; one that fails to import, as ``failed``; a second plugin of a
+        name already taken, as ``failed`` too."""
+        if any(record.name == entry.name for record in self.records):
+            record = PluginRecord(entry.name, kind, entry.version, entry.value)
+            record.fail(f"a plugin named {entry.name} is loaded already; this one is not")
+            self.records.append(record)
+            self.warn(f"plugin {entry.name} ({entry.value}) was not loaded: {record.error}")
+            return record
+        if self._blocked(entry.name):
+            return self.register(
+                object(), name=entry.name, kind=kind, version=entry.version, location=entry.value
+            )
+        try:
+            plugin = entry.load()
+        except Exception as error:
+            record = PluginRecord(entry.name, kind, entry.version, entry.value)
+            record.fail(describe_exception(error))
+            self.records.append(record)
+            self.warn(f"plugin {entry.name} failed to load: {record.error}")
+            return record
+        return self.register(plugin, name=entry.name, kind=kind, version=entry.version, location=entry.value)
 
     def _load_entry_points(self) -> None:
         from .entrypoints import discover
 
         for entry in discover(ENTRY_POINT_GROUP, self._cache_dir, self._search_path):
-            version = entry.version
-            if self.manager.get_plugin(entry.name) is not None:
-                continue
-            if entry.name in self._disabled:
-                self.register(object(), name=entry.name, version=version, location=entry.value)
-                continue
-            try:
-                plugin = entry.load()
-            except Exception as error:
-                record = PluginRecord(entry.name, "entrypoint", version, entry.value)
-                record.fail(describe_exception(error))
-                self.records.append(record)
-                self.warn(f"plugin {entry.name} failed to load: {record.error}")
-                continue
-            self.register(plugin, name=entry.name, version=version, location=entry.value)
+            self.load(entry)
 
     # -- calling hooks ---------------------------------------------------------------------------------
 
@@ -438,9 +479,14 @@ class Plugins:
         known = self._remembered()
         owner = next((name for name in blocked if tool_id in known.get(name, [])), None)
         if owner is not None:
-            return f"It comes from plugin '{owner}', which is disabled by {DISABLED_KEY} in config."
-        names = ", ".join(blocked)
-        return f"Plugins disabled by {DISABLED_KEY} in config (one may provide it): {names}."
+            return f"It comes from plugin '{owner}', which is disabled by {self._disabled[owner]}."
+        by_how: dict[str, list[str]] = {}
+        for name in blocked:
+            by_how.setdefault(self._disabled[name], []).append(name)
+        return " ".join(
+            f"Plugins disabled by {how} (one may provide it): {', '.join(names)}."
+            for how, names in by_how.items()
+        )
 
     def _remembered(self) -> dict[str, list[str]]:
         import json

@@ -68,6 +68,10 @@ class Project:
                 ...
 
     or, from sync code, ``with Project(".") as project: project.run_tool("read", {...})``.
+
+    ``plugins`` are ``(name, plugin)`` pairs registered after the built-ins; ``disabled_plugins`` names
+    plugins (built-in or installed) not to load, besides those of ``[plugins] disabled`` (a mapping gives,
+    for each, how it was disabled, as messages say it: ``-p no:web`` for the command line's).
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class Project:
         env: Mapping[str, str] | None = None,
         plugins: Iterable[tuple[str, object]] = (),
         autoload_plugins: bool | None = None,
+        disabled_plugins: Iterable[str] | Mapping[str, str] = (),
         warn: Any = None,
     ) -> None:
         self.directory = Path(os.path.abspath(directory or os.getcwd()))
@@ -84,6 +89,7 @@ class Project:
         self.worktree: Path | None = find_worktree(self.directory)
         self._extra_plugins = list(plugins)
         self._autoload = autoload_plugins
+        self._disabled_plugins = disabled_plugins
         self._warn = warn or _stderr_warning
         self._warned: set[str] = set()
         self._remembering: set[str] = set()
@@ -125,12 +131,18 @@ class Project:
 
     @cached_property
     def plugins(self) -> Plugins:
-        """The plugin manager, with built-ins, entry-point plugins and records of each."""
-        from .plugins import Plugins
+        """The plugin manager, with built-ins, entry-point plugins and records of each. The plugins named
+        by ``[plugins] disabled`` and by ``disabled_plugins`` (built-in or installed) are not loaded."""
+        from .plugins import IN_CONFIG, Plugins
 
-        disabled = self.config.get("plugins.disabled", [])
-        if not isinstance(disabled, list) or not all(isinstance(name, str) for name in disabled):
+        listed = self.config.get("plugins.disabled", [])
+        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
             raise ConfigError("plugins.disabled must be a list of plugin names")
+        given = self._disabled_plugins
+        disabled = {
+            **dict.fromkeys(listed, IN_CONFIG),
+            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
+        }
         autoload = self._autoload
         if autoload is None:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)

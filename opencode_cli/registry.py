@@ -143,6 +143,20 @@ class Hidden:
     reason: str
 
 
+def _in_order(
+    contributions: Iterable[Contribution],
+) -> list[tuple[Contribution, AnyTool, str | None]]:
+    """Every contribution's tools in source order, but the built-in plugins' tools (which come first) in
+    OpenCode's order (:data:`~opencode_cli.builtin.TOOL_ORDER`), whichever built-in plugin registered them."""
+    from .builtin import rank
+
+    listed = [(c, tool, gate) for c in contributions for tool, gate in c.tools]
+    builtin = sorted(
+        (item for item in listed if item[0].source.kind == "builtin"), key=lambda i: rank(i[1].id)
+    )
+    return [*builtin, *(item for item in listed if item[0].source.kind != "builtin")]
+
+
 class Registry:
     """One generation of a project's tools: its sources' contributions, assembled in order.
 
@@ -155,13 +169,12 @@ class Registry:
         self.plugins = plugins
         self.entries: dict[str, ToolEntry] = {}
         """Every registered tool by id, in order (gated built-ins included)."""
-        for contribution in self.contributions.values():
-            for tool, gate in contribution.tools:
-                # replaced in place: like a JS object key, the id keeps the position it was first given
-                previous = self.entries.get(tool.id)
-                shadowed = [*previous.shadowed, previous.source] if previous else []
-                renamed = contribution.renamed.get(tool.id)
-                self.entries[tool.id] = ToolEntry(tool, gate, shadowed, contribution.source.key, renamed)
+        for contribution, tool, gate in _in_order(self.contributions.values()):
+            # replaced in place: like a JS object key, the id keeps the position it was first given
+            previous = self.entries.get(tool.id)
+            shadowed = [*previous.shadowed, previous.source] if previous else []
+            renamed = contribution.renamed.get(tool.id)
+            self.entries[tool.id] = ToolEntry(tool, gate, shadowed, contribution.source.key, renamed)
 
     @classmethod
     def build(

@@ -111,7 +111,6 @@ def test_other_booleans_and_integers() -> None:
     flags = Flags.from_env(
         {
             "OPENCODE_PURE": "1",
-            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "true",
             "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "on",
             "OPENCODE_DISABLE_PROJECT_CONFIG": "yes",
             "OPENCODE_EXPERIMENTAL_BASH_DEFAULT_TIMEOUT_MS": "120000",
@@ -119,7 +118,7 @@ def test_other_booleans_and_integers() -> None:
         }
     )
 
-    assert flags.pure and flags.disable_default_plugins
+    assert flags.pure
     assert flags.disable_plugin_autoload and flags.disable_project_config
     assert flags.bash_default_timeout_ms == 120000
     assert flags.output_token_max == 32000

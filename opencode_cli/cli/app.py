@@ -63,11 +63,31 @@ GROUPS = {
 }
 
 
+#: The root command's options that take a value (``opencode -p no:web tools list``).
+ROOT_VALUE_OPTIONS = ("-p", "--disable-plugin")
+
+
+def _after_root_options(args: list[str]) -> list[str]:
+    """``args`` without the root command's leading ``-p VALUE`` / ``--disable-plugin VALUE`` options."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ROOT_VALUE_OPTIONS:
+            index += 2
+        elif arg.startswith(("--disable-plugin=", "-p")) and arg != "-p":
+            index += 1
+        else:
+            break
+    return args[index:]
+
+
 def app_for(args: list[str]) -> typer.Typer:
     """The application to run for the command line ``args``: when they name a group, the root command with
     that group alone, and when they also name one of its commands, with that command alone (Typer turns
     every function of the application it runs into a command at each start, a few milliseconds a dozen);
-    the whole application otherwise (``--help``, ``run``, completion, a command no group has)."""
+    the whole application otherwise (``--help``, ``run``, completion, a command no group has). The root
+    command's own options (``-p no:NAME``) may come first."""
+    args = _after_root_options(args)
     group = GROUPS.get(args[0]) if args else None
     if group is None:
         return app
@@ -105,13 +125,48 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _disabled_plugins(no: list[str], names: list[str]) -> dict[str, str]:
+    """The plugins ``-p no:NAME`` and ``--disable-plugin NAME`` disable, with how each was disabled;
+    exit 2 for a ``-p`` value that is not ``no:NAME``."""
+    from .common import fail
+
+    disabled: dict[str, str] = {}
+    for value in no:
+        name = value[3:] if value.startswith("no:") else ""
+        if not name:
+            fail(
+                f"error: -p takes no:NAME, to disable the plugin NAME (got {value!r}); plugins are loaded "
+                "by installing them"
+            )
+        disabled[name] = f"-p no:{name} on the command line"
+    for name in names:
+        disabled[name] = f"--disable-plugin {name} on the command line"
+    return disabled
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    no_plugin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-p",
+            metavar="no:NAME",
+            help="Disable the plugin NAME, built-in or installed, for this command (repeatable).",
+        ),
+    ] = None,
+    disable_plugin: Annotated[
+        list[str] | None,
+        typer.Option("--disable-plugin", metavar="NAME", help="The same as -p no:NAME (repeatable)."),
+    ] = None,
 ) -> None:
     """The tool layer of the OpenCode coding agent."""
+    from . import common
+
+    common.DISABLED_PLUGINS.clear()
+    common.DISABLED_PLUGINS.update(_disabled_plugins(no_plugin or [], disable_plugin or []))
 
 
 ModelOption = Annotated[

@@ -106,14 +106,24 @@ def use_sandbox(mode: str) -> None:
     os.environ[MODE_ENV] = mode
 
 
+#: The plugins this command disables (``opencode -p no:NAME`` / ``--disable-plugin NAME``), each with how
+#: messages name it; set by the root command for each invocation, read by :func:`make_project`.
+DISABLED_PLUGINS: dict[str, str] = {}
+
+
 def make_project(directory: Path | None = None, warn: Callable[[str], None] | None = None) -> Any:
-    """The :class:`~opencode_cli.project.Project` for the current directory (or ``directory``); it is
-    closed when the command ends (whatever it started is stopped), also when the command fails."""
+    """The :class:`~opencode_cli.project.Project` for the current directory (or ``directory``), without the
+    plugins the command line disables; it is closed when the command ends (whatever it started is
+    stopped), also when the command fails."""
     import atexit
 
     from ..project import Project
 
-    project = Project(directory, warn=warn or (lambda message: err(f"warning: {message}")))
+    project = Project(
+        directory,
+        warn=warn or (lambda message: err(f"warning: {message}")),
+        disabled_plugins=dict(DISABLED_PLUGINS),
+    )
     atexit.register(project.close)
     return project
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from opencode_cli import __version__
+
 TOOL_FILE = '''
 from opencode_cli import Field, ToolContext, tool
 
@@ -190,15 +192,14 @@ def test_broken_tool_file_never_breaks_listing(run_cli, project_path) -> None:
     assert by_name["broken"]["status"] == "failed" and "broken.py:3" in by_name["broken"]["error"]
     assert by_name["raises"]["status"] == "failed"
     assert "raises.py:1: RuntimeError: no database" in by_name["raises"]["error"]
-    assert by_name["opencode_cli.tools"]["status"] == "loaded"
-    builtin_tools = by_name["opencode_cli.tools"]["tools"]
-    assert builtin_tools[0] == "invalid" and "read" in builtin_tools
+    assert by_name["core"]["status"] == by_name["files"]["status"] == "loaded"
+    assert by_name["core"]["tools"] == ["invalid"] and "read" in by_name["files"]["tools"]
 
 
 def test_plugins_list_text(run_cli) -> None:
     result = run_cli("plugins", "list")
     assert result.exit_code == 0
-    assert "opencode_cli.tools  [builtin]  loaded" in result.stdout
+    assert f"files {__version__}  [builtin]  loaded" in result.stdout
     assert "register_tools" in result.stdout
 
 

@@ -81,7 +81,7 @@ def test_hook_register_providers(make_project: ProjectFactory) -> None:
     text, chat = run(reply(project, "echo/anything", temperature=0.5))
     assert text == "anything: hi {'temperature': 0.5} tools=1"
     assert chat.provider is echo and echo.connected == [project]
-    assert project.plugins.implementers("register_providers") == ["opencode_cli.tools", "echo-plugin"]
+    assert project.plugins.implementers("register_providers") == ["providers", "echo-plugin"]
 
 
 def test_an_async_implementation_and_a_plugin_replacing_a_builtin(make_project: ProjectFactory) -> None:
