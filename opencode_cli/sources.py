@@ -95,7 +95,7 @@ class PluginSource(Source):
         )
         if self.kind == "plugin":
             self.record.warnings = _lint(contribution, warn)
-            self.plugins.remember_tools(self.record.name, self.record.tools)
+        self.plugins.remember_tools(self.record.name, self.record.tools)
         return contribution
 
 
