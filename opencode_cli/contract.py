@@ -1,5 +1,11 @@
 """The tool contract: :class:`Tool`, the :func:`tool` decorator, :func:`define`, and the wrap.
 
+A plugin author declares a tool with ``@tool`` on a function, with a :class:`Tool` subclass (a tool with
+state of its own), or with a :class:`~opencode_cli.toolbox.Toolbox` (a class whose methods are tools,
+sharing a setup and a teardown). :func:`define` (a tool built on first use) is what the built-ins use.
+Each produces the same :class:`~opencode_cli.toolspec.ToolSpec` (``tool.spec``), which is what every
+listing, definition and wire format reads.
+
 (The module is not called ``tool``: a submodule of that name would shadow the ``tool`` decorator that
 ``from opencode_cli import tool`` must give.)
 
@@ -25,6 +31,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import InvalidArgumentsError, ToolError
 from .plain_args import check as check_plain
+from .toolspec import UNKNOWN, ToolSource, ToolSpec
+
+__all__ = ["AnyTool", "LazyTool", "Tool", "ToolSource", "ToolSpec", "define", "tool"]
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -74,30 +83,6 @@ class AbortedError(ToolError):
 
     def __init__(self, detail: str | None = None) -> None:
         super().__init__(INTERRUPTED if detail is None else f"{INTERRUPTED}\n{detail}")
-
-
-@dataclass(frozen=True)
-class ToolSource:
-    """Where a tool came from: a built-in, a tool file, an installed plugin, or an MCP server."""
-
-    kind: Literal["builtin", "file", "plugin", "mcp"]
-    name: str = "opencode"
-    version: str | None = None
-    path: str | None = None
-
-    def describe(self) -> str:
-        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``."""
-        if self.kind == "builtin":
-            return "built-in"
-        if self.kind == "file":
-            return f"file {self.path}"
-        if self.kind == "mcp":
-            return f"mcp {self.name}"
-        return f"plugin {self.name}" + (f" {self.version}" if self.version else "")
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape; keys that are ``None`` are left out."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 def _to_result(value: Any) -> ToolResult:
@@ -265,16 +250,51 @@ def _model_class(annotation: Any) -> type[BaseModel] | None:
     return annotation if issubclass(annotation, pydantic.BaseModel) else None
 
 
-class Tool:
-    """A tool ready to run.
-
-    Build one with the :func:`tool` decorator, with :func:`define`, or by subclassing and overriding
-    :meth:`execute`. ``parameters`` is a pydantic model (validation + schema), or ``parameters_from`` a
-    callable that makes it on first use; ``json_schema`` is an explicit JSON Schema used instead
-    (validated with ``jsonschema``).
-    """
+class _Declared:
+    """What a :class:`Tool` and a :class:`LazyTool` share: an id, a source, the :class:`ToolSpec` made
+    from them, and the one :meth:`copy`."""
 
     id: str = ""
+    source: ToolSource = UNKNOWN
+
+    def copy(self, **changes: Any) -> Any:
+        """A shallow copy with some attributes replaced (a source stamps ``id`` and ``source``); the copy
+        makes its own :attr:`spec`."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__.pop("_spec", None)
+        for key, value in changes.items():
+            setattr(clone, key, value)
+        return clone
+
+    @property
+    def spec(self) -> ToolSpec:
+        """What a model is told about this tool (made once; read by every listing and definition)."""
+        spec = self.__dict__.get("_spec")
+        if spec is None:
+            spec = self.__dict__["_spec"] = self.spec_for(self.load)
+        return spec
+
+    def spec_for(self, loaded: Callable[[], Tool]) -> ToolSpec:
+        """The spec, with ``loaded`` giving the built tool for what is not known without building it
+        (the registry passes the tool it builds once per generation)."""
+        raise NotImplementedError
+
+    def load(self) -> Tool:
+        """The tool, built."""
+        raise NotImplementedError
+
+
+class Tool(_Declared):
+    """A tool ready to run.
+
+    Build one with the :func:`tool` decorator, or subclass it and override :meth:`execute` (class
+    attributes ``id``, ``description`` and ``parameters`` or ``json_schema`` declare it).
+    ``parameters`` is a pydantic model (validation + schema), or ``parameters_from`` a callable that
+    makes it on first use; ``json_schema`` is an explicit JSON Schema used instead (validated with
+    ``jsonschema``).
+    """
+
     description: str = ""
     json_schema: dict[str, Any] | None = None
     _plain: Callable[[], dict[str, Any] | None] | None = None
@@ -304,7 +324,7 @@ class Tool:
             self.__dict__["_make_parameters"] = parameters_from
         if json_schema is not None:
             self.json_schema = json_schema
-        self.source = source or ToolSource("plugin", name="unknown")
+        self.source = source or UNKNOWN
         self._function = execute
         self._coroutine = execute is not None and inspect.iscoroutinefunction(execute)
         self._format_validation_error = format_validation_error
@@ -343,13 +363,9 @@ class Tool:
         """A tool is already loaded (see :class:`LazyTool`)."""
         return self
 
-    def copy(self, **changes: Any) -> Tool:
-        """A shallow copy with some attributes replaced (used to stamp ids and sources)."""
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        for key, value in changes.items():
-            setattr(clone, key, value)
-        return clone
+    def spec_for(self, loaded: Callable[[], Tool]) -> ToolSpec:
+        """The spec of this tool: its id, description, schema and source."""
+        return ToolSpec(self.id, lambda: self.description, self.schema, self.source)
 
     # -- schema and validation -------------------------------------------------------------------------
 
@@ -443,6 +459,11 @@ class Tool:
         """Run the tool on validated parameters. Subclasses override this; the default calls the function."""
         if self._function is None:
             raise ToolError(f"The {self.id} tool has nothing to execute.")
+        return await self._invoke(self._function, params, ctx)
+
+    async def _invoke(self, function: Callable[..., Any], params: Any, ctx: ToolContext) -> Any:
+        """Call ``function`` (the tool's function, or one of the same signature) on validated parameters:
+        a coroutine function awaited, a plain one in a worker thread (or inline when not blocking)."""
         kind, ctx_name, names = self._call_shape or self._shape()
         kwargs: dict[str, Any] = {}
         if kind == "model":
@@ -453,7 +474,6 @@ class Tool:
             kwargs = {n: values[n] for n in names if n in values}
         if ctx_name is not None:
             kwargs[ctx_name] = ctx
-        function = self._function
         if self._coroutine:
             return await function(*call_args, **kwargs)
         if self.blocking:
@@ -582,7 +602,7 @@ def _model_from_signature(function: Callable[..., Any], name: str) -> type[BaseM
 
 def _sibling_description(function: Callable[..., Any], names: list[str]) -> str | None:
     try:
-        module_file = inspect.getfile(function)
+        module_file = inspect.getfile(inspect.unwrap(function))
     except TypeError:
         return None
     folder = Path(module_file).parent
@@ -649,55 +669,75 @@ def tool(
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
-        name = id or fn.__name__
-        model = parameters
-        only = None
-        from_signature = None
-        if json_schema is None and model is None:
-            hints = inspect.get_annotations(fn, eval_str=True)
-            candidates = [
-                p for p in inspect.signature(fn).parameters.values() if not _ctx_parameter(p, hints)
-            ]
-            only = _model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
-            model = only
-            if only is None:
-                if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in candidates):
-                    raise TypeError(
-                        f"tool {name!r}: *args and **kwargs parameters cannot be described to a model"
-                    )
-                from_signature = functools.partial(_model_from_signature, fn, name)
-        names = [name, fn.__name__]
-        if fn.__name__ == "default":
-            names.append(Path(inspect.getfile(fn)).stem)
-        text = description
-        if text is None:
-            text = _sibling_description(fn, names)
-        if text is None:
-            text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
-        built = Tool(
-            name,
-            text,
-            parameters=model,
+        return from_function(
+            fn,
+            id=id,
+            description=description,
+            parameters=parameters,
             json_schema=json_schema,
-            execute=fn,
             blocking=blocking,
-            parameters_from=from_signature,
         )
-        if from_signature is not None:
-            hints = inspect.get_annotations(fn, eval_str=True)
-            built.untyped = [
-                p.name
-                for p in inspect.signature(fn).parameters.values()
-                if p.name not in hints and not _ctx_parameter(p, hints)
-            ]
-        return built
 
     if function is not None:
         return build(function)
     return build
 
 
-class LazyTool:
+def from_function(
+    fn: Callable[..., Any],
+    *,
+    id: str | None = None,
+    description: str | None = None,
+    parameters: type[BaseModel] | None = None,
+    json_schema: dict[str, Any] | None = None,
+    blocking: bool = True,
+    cls: type[Tool] | None = None,
+) -> Tool:
+    """What :func:`tool` makes of ``fn``, as an instance of ``cls`` (default :class:`Tool`; a subclass
+    whose ``__init__`` takes :class:`Tool`'s arguments)."""
+    name = id or fn.__name__
+    model = parameters
+    only = None
+    from_signature = None
+    if json_schema is None and model is None:
+        hints = inspect.get_annotations(fn, eval_str=True)
+        candidates = [p for p in inspect.signature(fn).parameters.values() if not _ctx_parameter(p, hints)]
+        only = _model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
+        model = only
+        if only is None:
+            if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in candidates):
+                raise TypeError(
+                    f"tool {name!r}: *args and **kwargs parameters cannot be described to a model"
+                )
+            from_signature = functools.partial(_model_from_signature, fn, name)
+    names = [name, fn.__name__]
+    if fn.__name__ == "default":
+        names.append(Path(inspect.getfile(fn)).stem)
+    text = description
+    if text is None:
+        text = _sibling_description(fn, names)
+    if text is None:
+        text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
+    built = (cls or Tool)(
+        name,
+        text,
+        parameters=model,
+        json_schema=json_schema,
+        execute=fn,
+        blocking=blocking,
+        parameters_from=from_signature,
+    )
+    if from_signature is not None:
+        hints = inspect.get_annotations(fn, eval_str=True)
+        built.untyped = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.name not in hints and not _ctx_parameter(p, hints)
+        ]
+    return built
+
+
+class LazyTool(_Declared):
     """A tool that is imported and built only when first needed (see :func:`define`)."""
 
     def __init__(
@@ -714,7 +754,7 @@ class LazyTool:
         self._description = description
         self._schema = schema
         self._plain = plain
-        self.source = source or ToolSource("plugin", name="unknown")
+        self.source = source or UNKNOWN
 
     def __repr__(self) -> str:
         return f"<LazyTool {self.id!r} ({self.source.describe()})>"
@@ -746,13 +786,19 @@ class LazyTool:
             return described()
         return None
 
-    def copy(self, **changes: Any) -> LazyTool:
-        """A shallow copy with some attributes replaced."""
-        clone = object.__new__(LazyTool)
-        clone.__dict__.update(self.__dict__)
-        for key, value in changes.items():
-            setattr(clone, key, value)
-        return clone
+    def spec_for(self, loaded: Callable[[], Tool]) -> ToolSpec:
+        """The spec: the description and schema given to :func:`define`, each from ``loaded`` (the built
+        tool) when it was not given."""
+
+        def describe() -> str:
+            known = self.known_description()
+            return known if known is not None else loaded().description
+
+        def parameters() -> dict[str, Any]:
+            known = self.known_schema()
+            return known if known is not None else loaded().schema()
+
+        return ToolSpec(self.id, describe, parameters, self.source)
 
     def load(self) -> Tool:
         """Build a fresh :class:`Tool` (each call gives a new object, as OpenCode's ``init()`` does). The
@@ -812,4 +858,5 @@ def define(
     return LazyTool(id, init, description, schema=schema, plain=plain)
 
 
+#: A tool as a source registers it: built (:class:`Tool`) or built on first use (:class:`LazyTool`).
 AnyTool = Tool | LazyTool

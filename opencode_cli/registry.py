@@ -15,15 +15,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .contract import LazyTool, Tool, ToolSource
+from .contract import AnyTool, Tool, ToolSource
 from .errors import UnknownToolError
 from .modelref import ModelRef
 from .sources import Contribution, Source
 
 if TYPE_CHECKING:
     from .plugins import PluginRecord, Plugins
-
-AnyTool = Tool | LazyTool
+    from .toolspec import ToolSpec
 
 #: Held while a registry entry builds its tool (so that two threads build it once).
 _BUILDING = threading.Lock()
@@ -50,6 +49,7 @@ class ToolEntry:
     renamed: str | None = None
     """Why the id is not the name the tool came with (``tools list --all`` shows it), if it is not."""
     _built: Tool | None = field(default=None, init=False, repr=False, compare=False)
+    _spec: ToolSpec | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -69,17 +69,22 @@ class ToolEntry:
         return built
 
     @property
+    def spec(self) -> ToolSpec:
+        """What a model is told about the tool, made once for this entry: what is known without building
+        the tool when it was declared, the tool built for this entry (:meth:`loaded`) for the rest."""
+        spec = self._spec
+        if spec is None:
+            spec = self._spec = self.tool.spec_for(self.loaded)
+        return spec
+
+    @property
     def description(self) -> str:
-        """The description: known without building the tool when it was declared, else the built one's."""
-        tool = self.tool
-        known = tool.known_description() if isinstance(tool, LazyTool) else None
-        return known if known is not None else self.loaded().description
+        """The description (:attr:`spec`'s)."""
+        return self.spec.description
 
     def schema(self) -> dict[str, Any]:
-        """The JSON Schema: known without building the tool when it was declared, else the built one's."""
-        tool = self.tool
-        known = tool.known_schema() if isinstance(tool, LazyTool) else None
-        return known if known is not None else self.loaded().schema()
+        """The JSON Schema (:attr:`spec`'s; shared: copy it before changing it)."""
+        return self.spec.parameters
 
     @property
     def source(self) -> ToolSource:

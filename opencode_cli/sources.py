@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .contract import LazyTool, Tool, ToolSource
+from .contract import AnyTool, LazyTool, Tool, ToolSource
 
 if TYPE_CHECKING:
     from .flags import Flags
     from .plugins import PluginRecord, Plugins
     from .project import Project
 
-AnyTool = Tool | LazyTool
 SourceKind = Literal["builtin", "plugin", "file", "mcp"]
 
 
@@ -62,9 +61,13 @@ class Source:
         return f"<{type(self).__name__} {self.key}>"
 
 
-def _check(tool: Any) -> None:
-    if not isinstance(tool, Tool | LazyTool):
-        raise TypeError(f"register() takes a tool made with @tool or define(), not {type(tool).__name__}")
+def _declared(value: Any) -> list[AnyTool]:
+    """The tools ``register(value)`` registers: a tool, or a toolbox's tools (:func:`~.toolbox.tools_of`)."""
+    if isinstance(value, Tool | LazyTool):
+        return [value]
+    from .toolbox import tools_of  # the toolbox module (and the services) only for a toolbox
+
+    return tools_of(value)
 
 
 class PluginSource(Source):
@@ -85,10 +88,10 @@ class PluginSource(Source):
         contribution = Contribution(self, record=self.record)
         self.record.tools = []
 
-        def register(tool: AnyTool, *, gate: str | None = None) -> None:
-            _check(tool)
-            contribution.tools.append((tool.copy(source=self.stamp), gate))
-            self.record.tools.append(tool.id)
+        def register(tool: Any, *, gate: str | None = None) -> None:
+            for each in _declared(tool):
+                contribution.tools.append((each.copy(source=self.stamp), gate))
+                self.record.tools.append(each.id)
 
         self.plugins.call_for(
             self.record.name, "register_tools", register=register, flags=self.flags, project=self.project
@@ -133,12 +136,10 @@ class ToolFileSource(Source):
                 record.tools = list(contribution.kept)
             return contribution
         for name, value in vars(module).items():
-            found = _as_tool(value, module.__name__)
-            if found is None:
-                continue
-            tool_id = self.path.stem if name == "default" else f"{self.path.stem}_{name}"
-            contribution.tools.append((found.copy(id=tool_id, source=self.stamp), None))
-            record.tools.append(tool_id)
+            for suffix, found in _as_tools(name, value, module.__name__):
+                tool_id = self.path.stem if suffix == "default" else f"{self.path.stem}_{suffix}"
+                contribution.tools.append((found.copy(id=tool_id, source=self.stamp), None))
+                record.tools.append(tool_id)
         record.warnings = _lint(contribution, warn)
         return contribution
 
@@ -185,14 +186,18 @@ def _import_file(path: Path) -> Any:
     return module
 
 
-def _as_tool(value: Any, module_name: str) -> AnyTool | None:
+def _as_tools(name: str, value: Any, module_name: str) -> list[tuple[str, AnyTool]]:
+    """The tools a tool file's module-level ``name = value`` gives, each with what its id is made of (the
+    file's name and this): a tool, a ``Tool`` subclass defined in the file, or a toolbox (an instance, or
+    a ``Toolbox`` subclass defined in the file), whose tools are named after its methods."""
     if isinstance(value, Tool | LazyTool):
-        return value
-    if (
-        isinstance(value, type)
-        and issubclass(value, Tool)
-        and value is not Tool
-        and value.__module__ == module_name
-    ):
-        return value()
-    return None
+        return [(name, value)]
+    defined_here = isinstance(value, type) and value.__module__ == module_name
+    if defined_here and issubclass(value, Tool) and value is not Tool:
+        return [(name, value())]
+    toolbox = sys.modules.get("opencode_cli.toolbox")  # a file that made a toolbox imported it
+    if toolbox is None:
+        return []
+    if isinstance(value, toolbox.Toolbox) or (defined_here and issubclass(value, toolbox.Toolbox)):
+        return [(found.method, found) for found in toolbox.tools_of(value)]
+    return []
