@@ -23,7 +23,9 @@ _EXPORTS = {
     "Tool": "opencode_cli.contract",
     "LazyTool": "opencode_cli.contract",
     "ToolResult": "opencode_cli.contract",
-    "ToolSource": "opencode_cli.contract",
+    "ToolSource": "opencode_cli.toolspec",
+    "ToolSpec": "opencode_cli.toolspec",
+    "Toolbox": "opencode_cli.toolbox",
     "Attachment": "opencode_cli.contract",
     "ToolContext": "opencode_cli.context",
     "AbortSignal": "opencode_cli.context",
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
     from pydantic import Field
 
     from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
-    from .contract import Attachment, LazyTool, Tool, ToolResult, ToolSource, define, tool
+    from .contract import Attachment, LazyTool, Tool, ToolResult, define, tool
     from .errors import (
         ConfigError,
         CorrectedError,
@@ -84,7 +86,9 @@ if TYPE_CHECKING:
     from .services import Service
     from .session import Decision, Prompt, Session, ToolCall, ToolPart, WireTool
     from .sources import Source
+    from .toolbox import Toolbox
     from .tools._question import Asker as QuestionAsker
+    from .toolspec import ToolSource, ToolSpec
     from .watch import ChangeReport, Watcher
     from .wire import WireError, parse_calls
     from .wire import render as render_tools

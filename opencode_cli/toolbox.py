@@ -25,9 +25,13 @@ one of the project's services (:mod:`opencode_cli.services`), shared by every se
 Each public method (a name not starting with ``_``, defined by the subclass) is a tool, described as
 ``@tool`` describes a function: the docstring (or a ``.txt`` file named after the tool beside the module),
 the typed parameters, ``ctx`` injected. ``setup`` and ``teardown`` may be plain or ``async``; plain ones run
-in a worker thread. A tool file's toolbox (a subclass defined there, or an instance) names its tools after
-the file (``notes.py``: ``notes_add``), as the file's other tools are named. An instance is also a plugin:
-``Project(plugins=[("notes", Notes())])``, or an entry point naming the instance.
+in a worker thread. ``setup`` may take one argument, ``project``: the project that owns the toolbox (its
+``env``, ``directory``, ``config``; ``None`` for a call made without a project).
+
+A tool file's toolbox (a subclass defined there, or an instance) names its tools after the file
+(``notes.py``: ``notes_add``), as the file's other tools are named. An instance is also a plugin:
+``Project(plugins=[("notes", Notes())])``, or an entry point naming the instance; a plugin may also
+``register(Notes)``, and each project then makes an instance of its own.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from .services import Service
 
 if TYPE_CHECKING:
     from .context import ToolContext
+    from .project import Project
     from .registry import RegisterTool
 
 __all__ = ["Toolbox", "tools_of"]
@@ -59,7 +64,8 @@ class Toolbox:
 
     def setup(self) -> Any:
         """Get ready (open what the tools share); called once, before the first call of any of the tools.
-        Plain or ``async``; one that raises fails the call, and the next call tries again."""
+        Plain or ``async``, and it may take ``project`` (the owner; see the module docstring). One that
+        raises fails the call (the model reads the error), and the next call tries again."""
 
     def teardown(self) -> Any:
         """Release what :meth:`setup` got; called once when the project closes (only after a setup that
@@ -144,7 +150,7 @@ class ToolboxTool(Tool):
     async def _running(self, ctx: ToolContext) -> AsyncIterator[Toolbox]:
         project = ctx.project
         if project is None:
-            service = ToolboxService(self.box, self.service_key)
+            service = ToolboxService(self.box, self.service_key, None)
             await service.start()
             try:
                 yield self.box
@@ -156,7 +162,7 @@ class ToolboxTool(Tool):
         current = services.peek(key)
         if isinstance(current, ToolboxService) and current.box is not self.box:
             await services.stop(key)  # a reloaded tool file's toolbox replaces the old one
-        service = await services.get(key, lambda: ToolboxService(self.box, key))
+        service = await services.get(key, lambda: ToolboxService(self.box, key, project))
         assert isinstance(service, ToolboxService)
         yield service.box
 
@@ -164,14 +170,16 @@ class ToolboxTool(Tool):
 class ToolboxService(Service):
     """A toolbox as a project's service: :meth:`start` runs its setup, :meth:`stop` its teardown."""
 
-    def __init__(self, box: Toolbox, name: str) -> None:
+    def __init__(self, box: Toolbox, name: str, project: Project | None) -> None:
         self.box = box
         self.name = name
+        self.project = project
         self._ready = False
 
     async def start(self) -> None:
-        """Run the toolbox's setup."""
-        await _call(self.box.setup)
+        """Run the toolbox's setup (given the project when it takes an argument)."""
+        setup = self.box.setup
+        await _call(setup, *([self.project] if inspect.signature(setup).parameters else []))
         self._ready = True
 
     async def stop(self) -> None:
@@ -181,14 +189,14 @@ class ToolboxService(Service):
             await _call(self.box.teardown)
 
 
-async def _call(function: Callable[[], Any]) -> None:
+async def _call(function: Callable[..., Any], *args: Any) -> None:
     """Call a setup or teardown: a coroutine function awaited, a plain one in a worker thread."""
     import asyncio
 
     if inspect.iscoroutinefunction(function):
-        await function()
+        await function(*args)
         return
-    result = await asyncio.to_thread(function)
+    result = await asyncio.to_thread(function, *args)
     if inspect.isawaitable(result):
         await result
 

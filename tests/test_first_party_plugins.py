@@ -143,7 +143,15 @@ def test_plugins_are_listed_with_version_and_status(venv: Venv, workspace: dict[
     demo, audit = plugins["demo-tools"], plugins["audit"]
     assert (demo["version"], demo["kind"], demo["status"]) == ("0.1.0", "entrypoint", "loaded")
     assert demo["hooks"] == ["register_tools"]
-    assert demo["tools"] == ["demo_word_count", "demo_checksum", "demo_swatch", "demo_steps"]
+    assert demo["tools"] == [
+        "demo_word_count",
+        "demo_checksum",
+        "demo_swatch",
+        "demo_steps",
+        "demo_notes_add",
+        "demo_notes_find",
+        "demo_notes_count",
+    ]
     assert (audit["version"], audit["status"], audit["tools"]) == ("0.1.0", "loaded", [])
     assert audit["hooks"] == ["tool_definition", "tool_execute_after", "tool_execute_before"]
     text = opencode(venv, workspace, "plugins", "list")
@@ -171,6 +179,15 @@ def test_the_demo_tools_run(venv: Venv, workspace: dict[str, Path], tmp_path: Pa
     described = run_json(venv, workspace, "tools", "inspect", "demo_swatch")
     assert described["source"] == {"kind": "plugin", "name": "demo-tools", "version": "0.1.0"}
     assert described["description"].startswith("Make a small square PNG image")  # package data shipped
+
+
+def test_the_notes_toolbox_keeps_its_database_across_commands(venv: Venv, workspace: dict[str, Path]) -> None:
+    """A toolbox in a pip plugin: each command sets it up (opens the database) and tears it down."""
+    first = run_json(venv, workspace, "tools", "run", "demo_notes_add", "text=water the plants")
+    assert first["output"] == "Kept note 1."
+    found = run_json(venv, workspace, "tools", "run", "demo_notes_find", "words=plants")
+    assert found["output"] == "1: water the plants"
+    assert (workspace["home"] / ".local" / "share" / "opencode" / "demo-notes.sqlite").is_file()
 
 
 def test_progress_is_shown_live_on_a_terminal(venv: Venv, workspace: dict[str, Path]) -> None:

@@ -88,3 +88,21 @@ def test_steps_reports_progress_through_ctx_metadata(run_tool):
     assert result.output == "Finished 3 of 3 steps."
     assert [report.title for report in run_tool.progress] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
     assert run_tool.progress[-1].metadata == {"step": 3, "steps": 3}
+
+
+def test_the_notes_toolbox_shares_one_database(run_tool, opencode_project, opencode_tmp_project):
+    assert run_tool("demo_notes_add", text="buy oat milk").output == "Kept note 1."
+    assert run_tool("demo_notes_add", text="call the plumber").output == "Kept note 2."
+    assert run_tool("demo_notes_find", words="OAT").output == "1: buy oat milk"
+    assert run_tool("demo_notes_count").output == "2 notes"
+    assert (opencode_tmp_project.data_dir / "demo-notes.sqlite").is_file()
+    [status] = [s for s in opencode_project.services.statuses() if s.name.startswith("toolbox DemoNotes")]
+    assert status.state == "running"
+
+
+def test_the_notes_database_is_closed_with_the_project(run_tool, opencode_project):
+    run_tool("demo_notes_add", text="one")
+    box = opencode_project.registry.get("demo_notes_add").tool.box
+    assert box.db is not None
+    opencode_project.close()
+    assert box.db is None  # the teardown ran
