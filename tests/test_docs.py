@@ -121,6 +121,8 @@ def test_tool_file_examples_load_and_run(
     [service] = project.services.statuses()
     assert (service.name, service.state) == ("shout", "running")
     assert run("shout", text="again").output == "AGAIN" and len(project.services.statuses()) == 1
+    assert run("tally_add", name="cups", amount=2).output == "cups: 2"
+    assert run("tally_show").output == "cups: 2"  # the toolbox set up once, shared by its tools
     # the error template quoted in docs/tools.md is the real one
     invalid = run.dispatch("issues", {"query": "x", "limit": 500}).text
     assert " ".join(invalid.split()) in " ".join((DOCS / "tools.md").read_text(encoding="utf-8").split())
