@@ -14,10 +14,8 @@ comes from its recorded copy without importing the tool's module.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 
@@ -48,42 +46,81 @@ class ToolSource:
 #: The source of a tool nobody stamped (one made in a script and run directly).
 UNKNOWN = ToolSource("plugin", name="unknown")
 
-#: The parts of a spec made on first read, and the field each is made from.
-_MADE = {"description": "describe", "parameters": "make_parameters"}
 
-
-@dataclass(frozen=True, eq=False)
 class ToolSpec:
     """One tool as a model is told about it: its ``id``, its ``description`` and its ``parameters`` (the
     JSON Schema of its arguments, normalised as OpenCode sends them), with its ``source``.
 
     ``describe`` and ``make_parameters`` make the description and the schema; each is called once, on the
-    first read of :attr:`description` or :attr:`parameters`. Consumers that change a schema (the
-    ``tool_definition`` hook, the provider profiles) change a deep copy of :attr:`parameters`.
+    first read of :attr:`description` or :attr:`parameters`. A spec is frozen (setting an attribute raises
+    :class:`AttributeError`); consumers that change a schema (the ``tool_definition`` hook, the provider
+    profiles) change a deep copy of :attr:`parameters`. (A plain class with slots, not a dataclass: every
+    command defines it, and this costs a fraction.)
     """
 
-    id: str
-    describe: Callable[[], str] = field(repr=False)
-    make_parameters: Callable[[], dict[str, Any]] = field(repr=False)
-    source: ToolSource = UNKNOWN
+    __slots__ = ("_description", "_parameters", "describe", "id", "make_parameters", "source")
 
-    @cached_property
+    id: str
+    describe: Callable[[], str]
+    make_parameters: Callable[[], dict[str, Any]]
+    source: ToolSource
+
+    def __init__(
+        self,
+        id: str,
+        describe: Callable[[], str],
+        make_parameters: Callable[[], dict[str, Any]],
+        source: ToolSource = UNKNOWN,
+    ) -> None:
+        for name, value in (
+            ("id", id),
+            ("describe", describe),
+            ("make_parameters", make_parameters),
+            ("source", source),
+            ("_description", None),
+            ("_parameters", None),
+        ):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a ToolSpec is frozen: use replace({name}=...) for one with another {name}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("a ToolSpec is frozen")
+
+    def __repr__(self) -> str:
+        return f"ToolSpec(id={self.id!r}, source={self.source!r})"
+
+    @property
     def description(self) -> str:
         """What the model reads about the tool (made on first read)."""
-        return self.describe() or ""
+        made = self._description
+        if made is None:
+            made = self.describe() or ""
+            object.__setattr__(self, "_description", made)
+        return made
 
-    @cached_property
+    @property
     def parameters(self) -> dict[str, Any]:
         """The JSON Schema of the arguments (made on first read; shared: copy it before changing it)."""
-        return self.make_parameters()
+        made = self._parameters
+        if made is None:
+            made = self.make_parameters()
+            object.__setattr__(self, "_parameters", made)
+        return made
 
     def replace(self, **changes: Any) -> ToolSpec:
-        """A new spec with some fields replaced (``id``, ``source``…); what was made already, and is not
-        made from a replaced field, is kept."""
-        new = dataclasses.replace(self, **changes)
-        for made, maker in _MADE.items():
-            if made in self.__dict__ and maker not in changes:
-                new.__dict__[made] = self.__dict__[made]
+        """A new spec with some of ``id``, ``describe``, ``make_parameters`` and ``source`` replaced; what
+        was made already, and is not made by a replaced field, is kept."""
+        fields = {name: getattr(self, name) for name in ("id", "describe", "make_parameters", "source")}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"ToolSpec has no field {', '.join(sorted(unknown))}")
+        new = ToolSpec(**{**fields, **changes})
+        if "describe" not in changes:
+            object.__setattr__(new, "_description", self._description)
+        if "make_parameters" not in changes:
+            object.__setattr__(new, "_parameters", self._parameters)
         return new
 
     def as_dict(self) -> dict[str, Any]:
