@@ -25,10 +25,51 @@ version = "1.2.3"
 [project.entry-points.opencode]
 demo = "opencode_demo"
 broken = "opencode_broken"
+notes = "opencode_notes:toolbox"
 
 [tool.setuptools]
-packages = ["opencode_demo", "opencode_broken"]
+packages = ["opencode_demo", "opencode_broken", "opencode_notes"]
 """
+
+#: A toolbox instance named by an entry point: a plugin by itself, with three tools and a setup and a
+#: teardown that say when they run.
+NOTES = '''
+import os
+
+from opencode_cli import Toolbox
+
+
+class Notes(Toolbox):
+    prefix = "notes"
+
+    def setup(self, project):
+        self.kept = []
+        self._log(f"setup in {project.directory.name}")
+
+    async def teardown(self):
+        self._log("teardown")
+
+    def _log(self, line):
+        with open(os.environ["NOTES_LOG"], "a") as log:
+            log.write(line + "\\n")
+
+    def add(self, text: str) -> str:
+        """Keep a note."""
+        self.kept.append(text)
+        return f"{len(self.kept)} kept"
+
+    def count(self) -> str:
+        """How many notes are kept."""
+        return str(len(self.kept))
+
+    async def last(self) -> str:
+        """The last note kept."""
+        return self.kept[-1] if self.kept else "none"
+
+
+toolbox = Notes()
+'''
+
 
 PLUGIN = '''
 import json
@@ -90,6 +131,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (source / "pyproject.toml").write_text(PYPROJECT)
     (source / "opencode_demo" / "__init__.py").write_text(PLUGIN)
     (source / "opencode_broken" / "__init__.py").write_text("import a_module_that_does_not_exist\n")
+    (source / "opencode_notes").mkdir()
+    (source / "opencode_notes" / "__init__.py").write_text(NOTES)
     site = root / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
@@ -150,7 +193,10 @@ def test_plugin_tools_listed_and_described_by_hook(installed: Path, project_path
     tools = {t["id"]: t for t in json.loads(result.stdout)["tools"]}
     assert tools["demo_echo"]["source"] == {"kind": "plugin", "name": "demo", "version": "1.2.3"}
     assert tools["demo_echo"]["description"] == "Echo (described by the plugin)."
-    assert list(tools)[-2:] == ["demo_echo", "demo_image"]
+    assert [tool_id for tool_id in tools if not tool_id.startswith("notes_")][-2:] == [
+        "demo_echo",
+        "demo_image",
+    ]
 
 
 def test_plugin_tool_runs_through_both_execute_hooks(
@@ -189,3 +235,21 @@ def test_autoload_off_and_disabled_by_config(installed: Path, project_path: Path
     assert plugins["demo"]["status"] == "blocked" and plugins["broken"]["status"] == "blocked"
     tools = opencode(installed, project_path, "tools", "list", "--json")
     assert "demo_echo" not in [t["id"] for t in json.loads(tools.stdout)["tools"]]
+
+
+def test_an_installed_toolbox_is_set_up_and_torn_down_by_each_command(
+    installed: Path, project_path: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "notes.log"
+    listed = opencode(installed, project_path, "plugins", "list", "--json", NOTES_LOG=str(log))
+    notes = {p["name"]: p for p in json.loads(listed.stdout)["plugins"]}["notes"]
+    assert (notes["status"], notes["version"], notes["hooks"]) == ("loaded", "1.2.3", ["register_tools"])
+    assert notes["tools"] == ["notes_add", "notes_count", "notes_last"]
+    assert not log.exists()  # listing sets nothing up
+    added = opencode(installed, project_path, "tools", "run", "notes_add", "text=hello", NOTES_LOG=str(log))
+    assert added.returncode == 0 and added.stdout.strip() == "1 kept", added.stderr
+    last = opencode(installed, project_path, "tools", "run", "notes_last", NOTES_LOG=str(log))
+    assert last.stdout.strip() == "none"  # a new command, a new setup: nothing kept in memory
+    assert log.read_text() == "setup in project\nteardown\nsetup in project\nteardown\n"
+    off = opencode(installed, project_path, "-p", "no:notes", "tools", "list", "--json", NOTES_LOG=str(log))
+    assert not [t for t in json.loads(off.stdout)["tools"] if t["id"].startswith("notes_")]
