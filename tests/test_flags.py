@@ -165,3 +165,11 @@ def test_project_flags_come_from_its_env_not_os_environ(make_project, monkeypatc
 
     assert make_project().flags.experimental_code_mode is False
     assert make_project(extra_env={"OPENCODE_EXPERIMENTAL": "1"}).flags.experimental_code_mode is True
+
+
+def test_disable_default_plugins_is_not_read() -> None:
+    """In OpenCode it switches off the bundled npm sign-in plugins, which nothing here corresponds to; the
+    built-in plugins are disabled by name instead (tests/test_builtin_plugins.py)."""
+    flags = Flags.from_env({"OPENCODE_DISABLE_DEFAULT_PLUGINS": "not a boolean"})  # not read: no error
+    assert "disable_default_plugins" not in Flags._fields
+    assert flags == Flags()
