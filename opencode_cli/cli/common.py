@@ -18,6 +18,8 @@ from ..errors import ConfigError, OpencodeError, UnknownToolError
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
+#: ``opencode run`` stopped at a permission ask that was refused (no answer from the model)
+EXIT_REJECTED = 3
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
