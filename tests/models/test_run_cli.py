@@ -208,3 +208,37 @@ def test_a_failed_run_ends_the_json_stream_with_exit_1(
     *_, error, last = (json.loads(line) for line in done.stdout.splitlines())
     assert error["type"] == "error" and "401" in error["message"]
     assert last == {"type": "exit", "sessionID": error["sessionID"], "code": 1, "reason": "error"}
+
+
+# -- the sessions a run keeps -----------------------------------------------------------------------------
+
+
+def test_session_commands_see_what_run_kept_and_continue_uses(
+    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+) -> None:
+    scripted_model.script(
+        [{"tool_calls": [call("call_1", "read", filePath="notes.txt")]}, {"text": "two lines"}, {"text": "ok"}]
+    )
+    assert opencode(project_dir, env, "run", "count the lines", "--title", "Counting").returncode == 0
+    listed = opencode(project_dir, env, "session", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)["sessions"]
+    assert (row["title"], row["agent"], row["model"], row["messages"]) == (
+        "Counting",
+        "build",
+        "local/scripted-model",
+        3,
+    )
+    shown = opencode(project_dir, env, "session", "show", row["id"])
+    assert shown.returncode == 0, shown.stderr
+    assert "  count the lines" in shown.stdout.splitlines()
+    assert "  ✓ read completed  notes.txt" in shown.stdout.splitlines()
+    assert "  two lines" in shown.stdout.splitlines()
+    again = opencode(project_dir, env, "run", "and now?", "-c", "--json")
+    assert json.loads(again.stdout.splitlines()[0])["sessionID"] == row["id"]
+    exported = json.loads(opencode(project_dir, env, "session", "export", row["id"]).stdout)
+    assert len(exported["messages"]) == 5
+    assert opencode(project_dir, env, "session", "delete", row["id"]).returncode == 0
+    assert json.loads(opencode(project_dir, env, "session", "list", "--json").stdout) == {"sessions": []}
+    gone = opencode(project_dir, env, "run", "hi", "-c")
+    assert gone.returncode == 2 and "no session to continue" in gone.stderr
