@@ -288,7 +288,6 @@ class Store:
             by_message.setdefault(message_id, []).append(json.loads(data))
         return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
 
-
     # -- sessions as the user sees them (opencode session …) ------------------------------------------
 
     def project_sessions(self, directory: str) -> list[dict[str, Any]]:

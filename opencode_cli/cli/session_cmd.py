@@ -161,4 +161,3 @@ def _model_text(model: dict[str, Any] | None) -> str:
 def _when(ms: int) -> str:
     """A time in epoch milliseconds as local ``YYYY-MM-DD HH:MM``."""
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(ms / 1000))
-

@@ -48,7 +48,8 @@ def test_list_shows_this_projects_sessions_newest_first(run_cli, kept) -> None:
     header, first, second = result.stdout.splitlines()
     assert header.split() == ["ID", "TITLE", "AGENT", "MODEL", "UPDATED", "MESSAGES"]
     assert first.split()[:4] == [kept["reading"], "Reading", "build", "anthropic/claude-sonnet-4-5"]
-    assert first.split()[-1] == "2" and second.split()[:4] == [kept["older"], "Older", "build", "openai/gpt-5"]
+    assert first.split()[-1] == "2"
+    assert second.split()[:4] == [kept["older"], "Older", "build", "openai/gpt-5"]
     data = json.loads(run_cli("session", "list", "--json").stdout)
     assert [row["id"] for row in data["sessions"]] == [kept["reading"], kept["older"]]
     assert set(data["sessions"][0]) == {"id", "title", "agent", "model", "updated", "created", "messages"}

@@ -216,9 +216,8 @@ def test_a_failed_run_ends_the_json_stream_with_exit_1(
 def test_session_commands_see_what_run_kept_and_continue_uses(
     project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
 ) -> None:
-    scripted_model.script(
-        [{"tool_calls": [call("call_1", "read", filePath="notes.txt")]}, {"text": "two lines"}, {"text": "ok"}]
-    )
+    reading = {"tool_calls": [call("call_1", "read", filePath="notes.txt")]}
+    scripted_model.script([reading, {"text": "two lines"}, {"text": "ok"}])
     assert opencode(project_dir, env, "run", "count the lines", "--title", "Counting").returncode == 0
     listed = opencode(project_dir, env, "session", "list", "--json")
     assert listed.returncode == 0, listed.stderr
