@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -53,7 +54,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         check=True,
     ).stdout.strip()
     env.site = own
-    borrowed = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    # this environment's packages, and the base interpreter's too when it sees them (--system-site-packages)
+    borrowed = dict.fromkeys(
+        [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()]
+    )
     Path(own, "_opencode_test_dependencies.pth").write_text("".join(f"{path}\n" for path in borrowed))
 
     project = env.sources / "opencode-cli"
