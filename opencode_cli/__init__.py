@@ -43,6 +43,7 @@ _EXPORTS = {
     "render_tools": "opencode_cli.wire:render",
     "parse_calls": "opencode_cli.wire",
     "tool_result": "opencode_cli.wire:result",
+    "tool_media": "opencode_cli.wire:media",
     "WireError": "opencode_cli.wire",
     "Watcher": "opencode_cli.watch",
     "ChangeReport": "opencode_cli.watch",
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
     from .tools._question import Asker as QuestionAsker
     from .watch import ChangeReport, Watcher
     from .wire import WireError, parse_calls
+    from .wire import media as tool_media
     from .wire import render as render_tools
     from .wire import result as tool_result
 
