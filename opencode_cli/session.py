@@ -44,6 +44,11 @@ if TYPE_CHECKING:
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
+#: What the model is told when the ``doom_loop`` ask is refused because the session has nobody to ask.
+DOOM_LOOP_REFUSED = (
+    "This call was refused: it is the third identical {tool} call in a row (the doom_loop check), and there "
+    "was nobody to ask whether to go on. Do not repeat it; try something else."
+)
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
 #: Offers kept per generation (each an agent, session rules, model and profile seen): a session's
@@ -774,7 +779,14 @@ class Session:
             always=[name],
             metadata={"tool": name, "input": args},
         )
-        await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+        from .errors import RejectedError
+
+        try:
+            await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+        except RejectedError:
+            if self.prompt is refuse_without_terminal:  # nobody refused it: say what did
+                raise RejectedError(DOOM_LOOP_REFUSED.format(tool=name)) from None
+            raise
 
 
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:
