@@ -335,6 +335,18 @@ class Session:
             task.cancel()
 
     def __enter__(self) -> Session:
+        """The sync form of ``async with``: the configured MCP servers connect (on the project's loop,
+        as :meth:`run_tool` calls run there), so :meth:`resolve` offers their tools. Entered in a thread
+        that runs an event loop, where it cannot wait, the connection starts as a task of that loop (its
+        tools join once it is done; a call of one waits for it)."""
+        if self.project.generation.mcp_servers:
+            from .loops import running_loop
+
+            loop = running_loop()
+            if loop is None:
+                self.project.portal.call(self.project.mcp.ensure)
+            else:
+                self._connecting = loop.create_task(self.project.mcp.ensure())  # kept from the collector
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -120,6 +120,8 @@ class McpConnection(Service):
             return
         if self._leave is not None:
             self._leave.set()
+        if not self._ready:  # still connecting: no session to leave, so the start is cut short at once
+            task.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
         except (TimeoutError, Exception):
