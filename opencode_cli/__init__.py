@@ -1,4 +1,4 @@
-"""opencode-cli: the tool layer of the OpenCode coding agent, in Python.
+"""opencode-tools: the tool layer of the OpenCode coding agent, in Python.
 
 The public API is re-exported here and imported lazily, so ``import opencode_cli`` costs almost nothing::
 

@@ -240,7 +240,7 @@ class PermissionService:
     """Pending permission requests of one project, their replies, and the "always" approvals.
 
     ``approved`` is shared by every session of the project (as in OpenCode); ``on_always`` is told of each
-    new approval so a host can also keep it (opencode-cli stores it per session in sqlite).
+    new approval so a host can also keep it (opencode-tools stores it per session in sqlite).
     Listeners receive ``("permission.asked", request_dict)`` and ``("permission.replied",
     {"sessionID", "requestID", "reply"})``.
     """

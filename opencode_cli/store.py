@@ -115,7 +115,7 @@ class Store:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                newer = f"schema version {version}, newer than this opencode-cli's {SCHEMA_VERSION}"
+                newer = f"schema version {version}, newer than this opencode-tools's {SCHEMA_VERSION}"
                 raise RuntimeError(f"{self.path} has {newer}")
             for number in range(version, SCHEMA_VERSION):
                 for statement in filter(str.strip, MIGRATIONS[number].split(";")):

@@ -2,9 +2,9 @@
 the ``opencode`` command it gets.
 
 The environment is made offline: ``python -m venv --without-pip``, then one ``.pth`` line that puts the
-site-packages of the interpreter running these tests (which holds opencode-cli's dependencies, pip,
+site-packages of the interpreter running these tests (which holds opencode-tools's dependencies, pip,
 setuptools, wheel and pytest) *after* the new environment's own. Then the environment's own pip installs
-opencode-cli (a copy of this checkout, built non-editable) and both plugins, with ``--no-deps
+opencode-tools (a copy of this checkout, built non-editable) and both plugins, with ``--no-deps
 --no-index --no-build-isolation``: the new site-packages holds exactly those three distributions, and
 the ``opencode`` script, the ``opencode`` entry points and the ``pytest11`` entry point are theirs. The
 development environment is never written to (pip refuses to uninstall outside the environment it
@@ -60,7 +60,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     )
     Path(own, "_opencode_test_dependencies.pth").write_text("".join(f"{path}\n" for path in borrowed))
 
-    project = env.sources / "opencode-cli"
+    project = env.sources / "opencode-tools"
     project.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, project / name)

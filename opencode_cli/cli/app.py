@@ -106,7 +106,7 @@ def _command_name(info: typer.models.CommandInfo) -> str | None:
 
 def _version(value: bool) -> None:
     if value:
-        print(f"opencode-cli {__version__}")
+        print(f"opencode-tools {__version__}")
         raise typer.Exit()
 
 

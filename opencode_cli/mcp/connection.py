@@ -261,7 +261,7 @@ class McpConnection(Service):
                 read,
                 write,
                 message_handler=self._on_message,
-                client_info=Implementation(name="opencode-cli", version=__version__),
+                client_info=Implementation(name="opencode-tools", version=__version__),
             )
         )
         initialized = await session.initialize()
