@@ -1,4 +1,4 @@
-"""opencode-cli: the tool layer of the OpenCode coding agent, in Python.
+"""opencode-tools: the tool layer of the OpenCode coding agent, in Python.
 
 The public API is re-exported here and imported lazily, so ``import opencode_cli`` costs almost nothing::
 
@@ -45,6 +45,7 @@ _EXPORTS = {
     "render_tools": "opencode_cli.wire:render",
     "parse_calls": "opencode_cli.wire",
     "tool_result": "opencode_cli.wire:result",
+    "tool_media": "opencode_cli.wire:media",
     "WireError": "opencode_cli.wire",
     "Watcher": "opencode_cli.watch",
     "ChangeReport": "opencode_cli.watch",
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     from .toolspec import ToolSource, ToolSpec
     from .watch import ChangeReport, Watcher
     from .wire import WireError, parse_calls
+    from .wire import media as tool_media
     from .wire import render as render_tools
     from .wire import result as tool_result
 

@@ -79,7 +79,7 @@ class Agent:
             "description": self.description,
             "hidden": self.hidden,
             "builtin": self.builtin,
-            # a fixed key order here (opencode-cli's own listing), whatever form the rule was written in
+            # a fixed key order here (opencode-tools's own listing), whatever form the rule was written in
             "permission": [
                 {"permission": r.permission, "pattern": r.pattern, "action": r.action, "source": r.source}
                 for r in self.permission

@@ -87,10 +87,16 @@ def _agents_and_rules(project: Project) -> Callable[[Config], None]:
     return check
 
 
-def _mcp(config: Config) -> None:
-    from .mcp.config import servers
+def _mcp(dotted: str) -> Callable[[Config], None]:
+    def check(config: Config) -> None:
+        from .mcp.config import servers
 
-    servers(config.data)
+        _, warnings = servers(config.data)
+        for warning in warnings:  # a key no server type takes (``mcp.NAME.model``)
+            if warning.startswith(f"unknown config key '{dotted}'"):
+                raise ConfigError(warning.removesuffix("; it is ignored"))
+
+    return check
 
 
 def check_setting(project: Project, dotted: str, value: Any) -> str | None:
@@ -109,7 +115,7 @@ def check_setting(project: Project, dotted: str, value: Any) -> str | None:
         "tools": _tools,
         "agent": _agents_and_rules(project),
         "permission": _agents_and_rules(project),
-        "mcp": _mcp,
+        "mcp": _mcp(dotted),
     }
     check = checks.get(parts[0])
     if check is None:

@@ -240,7 +240,7 @@ class PermissionService:
     """Pending permission requests of one project, their replies, and the "always" approvals.
 
     ``approved`` is shared by every session of the project (as in OpenCode); ``on_always`` is told of each
-    new approval so a host can also keep it (opencode-cli stores it per session in sqlite).
+    new approval so a host can also keep it (opencode-tools stores it per session in sqlite).
     Listeners receive ``("permission.asked", request_dict)`` and ``("permission.replied",
     {"sessionID", "requestID", "reply"})``.
     """
@@ -323,10 +323,9 @@ class PermissionService:
         self._answer(request, future, reply)
         if reply == "reject":
             _settle(future, CorrectedError(message) if message else RejectedError())
-            for other, waiting in list(self._pending.values()):
-                if other.session_id == request.session_id and other.id != request.id:
-                    self._answer(other, waiting, "reject")
-                    _settle(waiting, RejectedError())
+            # the session's other asks are rejected too, after the answers already given are in: a host
+            # that approved one ask and rejected another at once has its approval kept
+            future.get_loop().call_soon(self._reject_others, request)
             return
         _settle(future, None)
         if reply == "always":
@@ -342,6 +341,13 @@ class PermissionService:
                 ):
                     self._answer(other, waiting, "always")
                     _settle(waiting, None)
+
+    def _reject_others(self, request: Request) -> None:
+        """Reject the asks of ``request``'s session still waiting for an answer (one rejection ends them)."""
+        for other, waiting in list(self._pending.values()):
+            if other.session_id == request.session_id and other.id != request.id:
+                self._answer(other, waiting, "reject")
+                _settle(waiting, RejectedError())
 
     def _answer(self, request: Request, future: asyncio.Future[None], reply: Reply) -> None:
         if not future.done():

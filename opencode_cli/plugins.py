@@ -290,7 +290,7 @@ class Plugins:
             if hook not in specs:
                 close = difflib.get_close_matches(hook, list(specs), n=2, cutoff=0.6)
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
-                return f"{where}: {hook} is not a hook of opencode-cli.{hint}"
+                return f"{where}: {hook} is not a hook of opencode-tools.{hint}"
             try:
                 taken = [
                     p.name

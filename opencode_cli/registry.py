@@ -216,7 +216,9 @@ class Registry:
         """The entry for ``tool_id``; raises :class:`UnknownToolError` with close matches."""
         entry = self.entries.get(tool_id)
         if entry is None:
-            note = self.plugins.disabled_note(tool_id) if self.plugins is not None else None
+            note = self.failed_file_note(tool_id)
+            if note is None and self.plugins is not None:
+                note = self.plugins.disabled_note(tool_id)
             raise UnknownToolError(
                 tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.6), note
             )
@@ -225,6 +227,15 @@ class Registry:
     def all(self) -> list[ToolEntry]:
         """Tools enabled in this environment (``invalid`` included), in order."""
         return [entry for entry in self.entries.values() if entry.gate is None]
+
+    def failed_file_note(self, tool_id: str) -> str | None:
+        """Why ``tool_id`` may be missing: the tool file that would give it (``NAME.py`` for ``NAME`` or
+        ``NAME_TOOL``) failed to load, with its error; ``None`` when no such file failed."""
+        for record in self.records("file"):
+            named = tool_id == record.name or tool_id.startswith(f"{record.name}_")
+            if record.status == "failed" and named:
+                return f"The tool file {record.location} failed to load: {record.error}"
+        return None
 
     def records(self, kind: str = "file") -> list[PluginRecord]:
         """The records of this generation's sources of one kind (tool files: one per file and build)."""

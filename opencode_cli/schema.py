@@ -382,8 +382,6 @@ GEMINI_DROPPED = frozenset(
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
     }
 )  # fmt: skip
-#: How often one ``$ref`` may be expanded inside itself before the recursion is cut (see :func:`to_gemini`).
-GEMINI_REF_DEPTH = 3
 #: Keys whose value is a map of names to schemas (the names are data, never schema keywords).
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
 #: Keys whose value is one schema, where ``true``/``false`` are schemas too.
@@ -397,58 +395,33 @@ def to_gemini(schema: Any) -> Any:
 
     Google's ``functionDeclarations`` take an OpenAPI-style subset of JSON Schema, so, at every depth:
 
-    - local ``$ref`` pointers (``#``, ``#/$defs/X``, ``#/definitions/X``, any ``#/...``) are inlined, the
-      referring node's own keys winning over the target's; a ref that is already being expanded
-      :data:`GEMINI_REF_DEPTH` times on the current path (a recursive definition) is cut to the target's
-      ``type`` and ``description`` only, so a recursive schema unrolls a fixed number of levels and stops;
-      a ref that cannot be resolved (external, or a missing name) is dropped;
+    - ``$ref`` is dropped and the node keeps its other keys (an MCP tool's ``{"$ref": …, "description": …}``
+      becomes its description alone; nothing is inlined), as OpenCode's Google provider sends it;
     - the keys of :data:`GEMINI_DROPPED` are removed (``$schema``, ``additionalProperties``, ``$defs``,
       ``default``, the numeric bounds);
     - ``const`` becomes a one-value ``enum``;
-    - a nullable union (``anyOf`` with a ``{"type": "null"}`` branch, or ``type: [X, "null"]``) becomes the
-      non-null schema plus ``nullable: true`` (several non-null branches stay an ``anyOf``);
+    - an array-form ``type`` becomes an ``anyOf`` of its non-null members (``["string", "null"]`` gives
+      ``anyOf: [{"type": "string"}]``, with no ``nullable``: OpenCode marks it nullable and its Google
+      converter leaves the mark out); ``["null"]`` alone is ``type: "null"``;
+    - an ``anyOf`` with a ``{"type": "null"}`` branch becomes the non-null schema plus ``nullable: true``
+      (several non-null branches stay an ``anyOf``);
     - then the ``gemini`` profile's rules apply (string enums, ``items`` for arrays, ``required`` filtered).
 
     Idempotent: converting a converted schema changes nothing. ``wire.render(tools, "gemini")`` sends every
     tool through it, whatever profile the session used.
     """
-    return _gemini(_openapi(schema, schema, ()))
-
-
-def _resolve_pointer(root: Any, ref: Any) -> tuple[bool, Any]:
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return False, None
-    node = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False, None
-    return True, node
+    return _gemini(_openapi(schema))
 
 
 def _is_null_branch(node: Any) -> bool:
     return isinstance(node, dict) and node.get("type") == "null"
 
 
-def _openapi(node: Any, root: Any, expanding: tuple[str, ...]) -> Any:
+def _openapi(node: Any) -> Any:
     if isinstance(node, bool):
         return {}  # ``true`` (anything) has no OpenAPI spelling but "no constraint"
     if not isinstance(node, dict):
         return node
-    if "$ref" in node:
-        ref = node["$ref"]
-        rest = {k: v for k, v in node.items() if k != "$ref"}
-        found, target = _resolve_pointer(root, ref)
-        if not found or not isinstance(target, dict | bool):
-            return _openapi(rest, root, expanding)
-        target = {} if isinstance(target, bool) else target
-        if expanding.count(ref) >= GEMINI_REF_DEPTH:
-            target = {k: target[k] for k in ("type", "description") if k in target}
-        return _openapi({**target, **rest}, root, (*expanding, ref))
     out: dict[str, Any] = {}
     nullable = node.get("nullable") is True
     for key, value in node.items():
@@ -462,32 +435,29 @@ def _openapi(node: Any, root: Any, expanding: tuple[str, ...]) -> Any:
             out[key] = copy.deepcopy(value)
         elif key == "type" and isinstance(value, list):
             members = [t for t in value if t != "null"]
-            nullable = nullable or "null" in value
-            if len(members) == 1:
-                out["type"] = members[0]
-            elif members:
+            if members:
                 out["anyOf"] = [{"type": t} for t in members]
             elif value:
                 out["type"] = "null"
         elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: _openapi(prop, root, expanding) for name, prop in value.items()}
+            out[key] = {name: _openapi(prop) for name, prop in value.items()}
         elif key == "anyOf" and isinstance(value, list):
             branches = [b for b in value if not _is_null_branch(b)]
             if len(branches) == len(value) or not branches:
-                out[key] = [_openapi(b, root, expanding) for b in value]
+                out[key] = [_openapi(b) for b in value]
                 continue
             nullable = True
             if len(branches) > 1:
-                out[key] = [_openapi(b, root, expanding) for b in branches]
+                out[key] = [_openapi(b) for b in branches]
                 continue
             # one schema and null: that schema, the node's own keys winning
             others = {k: v for k, v in node.items() if k != "anyOf"}
             merged = {**(branches[0] if isinstance(branches[0], dict) else {}), **others, "nullable": True}
-            return _openapi(merged, root, expanding)
+            return _openapi(merged)
         elif isinstance(value, dict) or (isinstance(value, bool) and key in _SCHEMA_SLOTS):
-            out[key] = _openapi(value, root, expanding)
+            out[key] = _openapi(value)
         elif isinstance(value, list):
-            out[key] = [_openapi(item, root, expanding) if isinstance(item, dict) else item for item in value]
+            out[key] = [_openapi(item) if isinstance(item, dict) else item for item in value]
         else:
             out[key] = value
     if out.get("type") == "array" and "items" not in out and not any(key in out for key in COMBINERS):

@@ -44,6 +44,11 @@ if TYPE_CHECKING:
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
 DOOM_LOOP_THRESHOLD = 3
+#: What the model is told when the ``doom_loop`` ask is refused because the session has nobody to ask.
+DOOM_LOOP_REFUSED = (
+    "This call was refused: it is the third identical {tool} call in a row (the doom_loop check), and there "
+    "was nobody to ask whether to go on. Do not repeat it; try something else."
+)
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
 #: Offers kept per generation (each an agent, session rules, model and profile seen): a session's
@@ -330,6 +335,18 @@ class Session:
             task.cancel()
 
     def __enter__(self) -> Session:
+        """The sync form of ``async with``: the configured MCP servers connect (on the project's loop,
+        as :meth:`run_tool` calls run there), so :meth:`resolve` offers their tools. Entered in a thread
+        that runs an event loop, where it cannot wait, the connection starts as a task of that loop (its
+        tools join once it is done; a call of one waits for it)."""
+        if self.project.generation.mcp_servers:
+            from .loops import running_loop
+
+            loop = running_loop()
+            if loop is None:
+                self.project.portal.call(self.project.mcp.ensure)
+            else:
+                self._connecting = loop.create_task(self.project.mcp.ensure())  # kept from the collector
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -774,7 +791,14 @@ class Session:
             always=[name],
             metadata={"tool": name, "input": args},
         )
-        await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+        from .errors import RejectedError
+
+        try:
+            await self.project.permissions.ask(request, self.agent.permission, on_pending=self._on_pending)
+        except RejectedError:
+            if self.prompt is refuse_without_terminal:  # nobody refused it: say what did
+                raise RejectedError(DOOM_LOOP_REFUSED.format(tool=name)) from None
+            raise
 
 
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:

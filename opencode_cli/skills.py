@@ -597,7 +597,7 @@ def discover(
     table = (config or {}).get("skills")
     if isinstance(table, Mapping) and table.get("urls"):
         skills.problems.append(
-            "config skills.urls is not supported by opencode-cli: download the skills and list their "
+            "config skills.urls is not supported by opencode-tools: download the skills and list their "
             "directory in skills.paths instead"
         )
     return skills
@@ -629,7 +629,7 @@ def available_block(skills: Skills) -> str:
 # -- the built-in skill ------------------------------------------------------------------------------------
 
 _BUILTIN_BODY = """\
-opencode-cli is configured with TOML files and extended with Python. Use this guide when the user wants
+opencode-tools is configured with TOML files and extended with Python. Use this guide when the user wants
 to change how the tools behave, allow or forbid something, or add a tool, a plugin or a skill.
 
 ## Configuration files
@@ -702,7 +702,7 @@ Read the log since the last tag with `git log --oneline`, then ...
 BUILTIN = Skill(
     name="customize-opencode",
     description=(
-        "How to configure and extend opencode-cli: opencode.toml settings, permission rules, agents, tool "
+        "How to configure and extend opencode-tools: opencode.toml settings, permission rules, agents, tool "
         "files, plugins and skills. Use it when the user asks to change opencode's behaviour or to add a "
         "tool, plugin or skill."
     ),

@@ -115,7 +115,7 @@ class Store:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
-                newer = f"schema version {version}, newer than this opencode-cli's {SCHEMA_VERSION}"
+                newer = f"schema version {version}, newer than this opencode-tools's {SCHEMA_VERSION}"
                 raise RuntimeError(f"{self.path} has {newer}")
             for number in range(version, SCHEMA_VERSION):
                 for statement in filter(str.strip, MIGRATIONS[number].split(";")):
@@ -288,9 +288,60 @@ class Store:
             by_message.setdefault(message_id, []).append(json.loads(data))
         return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
 
+    # -- sessions as the user sees them (opencode session …) ------------------------------------------
+
+    def project_sessions(self, directory: str) -> list[dict[str, Any]]:
+        """The top-level sessions of ``directory``, most recently updated first, each as its info with
+        ``messages`` (how many it holds) and ``model`` (``{providerID, modelID}`` of its last message
+        that names one, else ``None``)."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT id, data, (SELECT count(*) FROM message WHERE session_id = session.id) "
+                "FROM session WHERE parent_id IS NULL ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+            found = []
+            for key, data, count in rows:
+                info = json.loads(data)
+                if info.get("directory") != directory:
+                    continue
+                last = connection.execute(
+                    "SELECT data FROM message WHERE session_id = ? ORDER BY position DESC", (key,)
+                ).fetchall()
+                found.append({**info, "messages": count, "model": _model_of(json.loads(m) for (m,) in last)})
+        return found
+
+    def delete_session(self, session_id: str) -> list[str]:
+        """Delete a session with its subagents' sessions (``task``), their messages, parts, approvals,
+        todo lists and shown instructions, in one transaction; the ids deleted, the session's first
+        (empty when there is no such session)."""
+        with self.connect() as connection:
+            ids: list[str] = []
+            waiting = [session_id]
+            while waiting:
+                key = waiting.pop()
+                if connection.execute("SELECT 1 FROM session WHERE id = ?", (key,)).fetchone() is None:
+                    continue
+                ids.append(key)
+                children = connection.execute("SELECT id FROM session WHERE parent_id = ?", (key,))
+                waiting.extend(child for (child,) in children.fetchall())
+            for key in ids:
+                for table in ("part", "message", "permission_approval", "todo", "instruction_shown"):
+                    connection.execute(f"DELETE FROM {table} WHERE session_id = ?", (key,))
+                connection.execute("DELETE FROM session WHERE id = ?", (key,))
+        return ids
+
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _model_of(messages: Iterator[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``{providerID, modelID}`` of the first of ``messages`` that names a model."""
+    for info in messages:
+        model = info.get("model") if info.get("role") == "user" else info
+        if isinstance(model, dict) and model.get("modelID"):
+            return {"providerID": model.get("providerID"), "modelID": model["modelID"]}
+    return None
 
 
 def _dump(value: dict[str, Any]) -> str:

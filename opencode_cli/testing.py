@@ -1,7 +1,7 @@
 """pytest fixtures for people who write opencode tools and plugins.
 
-opencode-cli registers this module as a pytest plugin (entry point ``pytest11``, name ``opencode``), so
-installing opencode-cli is enough: the fixtures are there in every test, nothing to import. Turn it off
+opencode-tools registers this module as a pytest plugin (entry point ``pytest11``, name ``opencode``), so
+installing opencode-tools is enough: the fixtures are there in every test, nothing to import. Turn it off
 with ``pytest -p no:opencode``. Importing it costs almost nothing; opencode itself is imported only when a
 fixture is used.
 

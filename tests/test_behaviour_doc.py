@@ -32,7 +32,7 @@ def test_every_cited_section_is_explained() -> None:
 def test_every_row_points_at_documentation_that_exists() -> None:
     readme_headings = set(re.findall(r"^#+ (.+)$", (ROOT / "README.md").read_text(encoding="utf-8"), re.M))
     for section, where in rows().items():
-        for page in re.findall(r"\]\(([\w.]+\.md)\)", where):
+        for page in re.findall(r"\]\(([\w.-]+\.md)(?:#[\w-]*)?\)", where):
             assert (ROOT / "docs" / page).exists(), f"{section}: docs/{page} does not exist"
         for heading in re.findall(r'README "([^"]+)"', where):
             assert heading in readme_headings, f"{section}: README has no heading {heading!r}"

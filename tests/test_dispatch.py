@@ -580,6 +580,20 @@ def test_a_rejected_doom_loop_ask_stops_the_third_call(make_project, readme) -> 
     assert [r.permission for r in prompt.requests] == ["doom_loop", "doom_loop"]
 
 
+def test_a_doom_loop_refused_for_want_of_a_prompt_says_so(make_project, readme) -> None:
+    """A session opened without a prompt has nobody to ask: the third identical call is refused, and the
+    model is told that repeating the call is why (issue 36, finding 10)."""
+    from opencode_cli.session import DOOM_LOOP_REFUSED
+
+    session = make_project().session(model=CLAUDE)
+
+    parts = dispatch(session, *(call("read", {"filePath": str(readme)}) for _ in range(3)))
+
+    assert [p.status for p in parts] == ["completed", "completed", "error"]
+    assert parts[2].text == DOOM_LOOP_REFUSED.format(tool="read")
+    assert "third identical read call in a row" in parts[2].text and "nobody to ask" in parts[2].text
+
+
 def test_different_arguments_or_tools_reset_the_count(make_project, readme, project_dir) -> None:
     prompt = Recorder("once")
     session = make_project().session(model=CLAUDE, prompt=prompt)

@@ -4,7 +4,8 @@ Every hook in ``hookspecs.py`` needs a ``## hook_name(arguments)`` heading in ``
 the spec's arguments) and a ``test_hook_<name>`` test under ``tests/``. The Python examples of
 ``docs/tools.md`` and ``docs/plugins.md`` are run: tool files are loaded and called, hook examples are
 registered as plugins, and the test examples are run with pytest as a plugin author would. The
-``opencode`` commands of every ``sh`` block of README.md and docs/*.md are run as real processes.
+``opencode`` commands of every ``sh`` block of README.md and of every page under docs/ are run as real
+processes.
 """
 
 from __future__ import annotations
@@ -79,6 +80,16 @@ def test_plugin_hooks_have_tests(hook: str) -> None:
 def test_readme_links_the_docs() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "docs/plugins.md" in readme and "docs/tools.md" in readme
+    for page in re.findall(r"\]\((docs/[\w./-]+\.md)(?:#[\w-]*)?\)", readme):
+        assert (ROOT / page).is_file(), f"README.md links to {page}, which does not exist"
+
+
+def test_every_page_is_in_the_sites_navigation() -> None:
+    """mkdocs.yml's nav lists every page of docs/ (``mkdocs build --strict`` refuses one left out too)."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:", 1)[1]
+    listed = set(re.findall(r":\s*([\w./-]+\.md)\s*$", nav, re.MULTILINE))
+    pages = {path.relative_to(DOCS).as_posix() for path in DOCS.rglob("*.md")}
+    assert sorted(pages - listed) == [] and sorted(listed - pages) == []
 
 
 # -- the examples run ----------------------------------------------------------------------------------------
@@ -221,8 +232,8 @@ class ShellExample(NamedTuple):
 def shell_examples() -> list[ShellExample]:
     """Every command of every ``sh`` block of README.md and docs/*.md, in order."""
     found = []
-    for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
-        doc = path.name if path.parent == ROOT else f"docs/{path.name}"
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:  # every page of the site
+        doc = path.name if path.parent == ROOT else f"docs/{path.relative_to(DOCS).as_posix()}"
         found.extend(examples_in(path.read_text(encoding="utf-8"), doc))
     return found
 

@@ -2,9 +2,9 @@
 the ``opencode`` command it gets.
 
 The environment is made offline: ``python -m venv --without-pip``, then one ``.pth`` line that puts the
-site-packages of the interpreter running these tests (which holds opencode-cli's dependencies, pip,
+site-packages of the interpreter running these tests (which holds opencode-tools's dependencies, pip,
 setuptools, wheel and pytest) *after* the new environment's own. Then the environment's own pip installs
-opencode-cli (a copy of this checkout, built non-editable) and both plugins, with ``--no-deps
+opencode-tools (a copy of this checkout, built non-editable) and both plugins, with ``--no-deps
 --no-index --no-build-isolation``: the new site-packages holds exactly those three distributions, and
 the ``opencode`` script, the ``opencode`` entry points and the ``pytest11`` entry point are theirs. The
 development environment is never written to (pip refuses to uninstall outside the environment it
@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -53,10 +54,13 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
         check=True,
     ).stdout.strip()
     env.site = own
-    borrowed = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    # this environment's packages, and the base interpreter's too when it sees them (--system-site-packages)
+    borrowed = dict.fromkeys(
+        [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()]
+    )
     Path(own, "_opencode_test_dependencies.pth").write_text("".join(f"{path}\n" for path in borrowed))
 
-    project = env.sources / "opencode-cli"
+    project = env.sources / "opencode-tools"
     project.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, project / name)

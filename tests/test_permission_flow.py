@@ -14,7 +14,7 @@ import pytest
 from opencode_cli.errors import CorrectedError, DeniedError, NotFoundError, RejectedError
 from opencode_cli.permission import PermissionService, Request, Rule
 from opencode_cli.project import Project
-from opencode_cli.session import Decision
+from opencode_cli.session import Decision, ToolCall
 
 REJECTED = "The user rejected permission to use this specific tool call."
 CORRECTED = "The user rejected permission to use this specific tool call with the following feedback: {}"
@@ -362,6 +362,40 @@ def test_reject_cancels_pending_requests_of_the_same_session_only() -> None:
         await other
 
     run(main())
+
+
+def test_a_rejection_leaves_an_approval_given_at_the_same_time_alone(make_project, project_dir: Path) -> None:
+    """A host that answers its asks in one go (approve one, reject another) keeps the approval: the
+    rejection ends only the asks still waiting for an answer (issue 36, finding 10)."""
+    for name in ("a.env", "b.env", "c.env"):
+        (project_dir / name).write_text("KEY=1\n")
+    project = make_project()
+
+    async def main() -> list[Any]:
+        answers: dict[str, asyncio.Future[Decision]] = {}
+        asked = asyncio.Event()
+
+        async def prompt(request: Any) -> Decision:
+            answers[request.patterns[0]] = asyncio.get_running_loop().create_future()
+            if len(answers) == 3:
+                asked.set()
+            return await answers[request.patterns[0]]
+
+        async with project, project.session(prompt=prompt) as session:
+            calls = [
+                session.dispatch(ToolCall("read", json.dumps({"filePath": name}), id=f"call_{name[0]}"))
+                for name in ("a.env", "b.env", "c.env")
+            ]
+            gathered = asyncio.gather(*calls)
+            await asyncio.wait_for(asked.wait(), 30)
+            answers["b.env"].set_result(Decision("reject"))  # the rejection first, in the same tick
+            answers["a.env"].set_result(Decision("once"))
+            return await gathered  # c.env, unanswered, ends with the rejection
+
+    a, b, c = run(main())
+    assert a.status == "completed" and "KEY=1" in a.text
+    assert (b.status, c.status) == ("error", "error")
+    assert b.text == c.text == REJECTED
 
 
 def test_always_resolves_matching_pending_requests_of_the_same_session() -> None:

@@ -1,7 +1,7 @@
 """The suite sees only the plugins it installs: a developer's own plugin, installed in the same virtual
 environment (as docs/plugins.md suggests), does not change what the suite's listing tests see.
 
-A real virtual environment borrows this one's packages (opencode-cli included) and gets a throwaway
+A real virtual environment borrows this one's packages (opencode-tools included) and gets a throwaway
 plugin distribution installed with pip; the suite's listing tests then run under that environment's
 interpreter, in a pytest of their own.
 """

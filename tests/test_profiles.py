@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opencode_cli.schema import (
-    GEMINI_REF_DEPTH,
     adapt,
     profile_for,
     strict,
@@ -289,7 +288,8 @@ def test_gemini_conversion_turns_const_into_a_one_value_enum() -> None:
 def test_gemini_conversion_marks_nullable_unions() -> None:
     union = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "maybe"}
     assert to_gemini(union) == {"type": "string", "minLength": 1, "description": "maybe", "nullable": True}
-    assert to_gemini({"type": ["integer", "null"], "minimum": 0}) == {"type": "integer", "nullable": True}
+    # an array-form type is OpenCode's anyOf of its members, and its nullable mark never reaches Google
+    assert to_gemini({"type": ["integer", "null"], "minimum": 0}) == {"anyOf": [{"type": "integer"}]}
     several = to_gemini({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]})
     assert several == {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": True}
     assert to_gemini({"type": ["string", "integer"]}) == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
@@ -298,51 +298,41 @@ def test_gemini_conversion_marks_nullable_unions() -> None:
     assert to_gemini(plain) == plain
 
 
-def test_gemini_conversion_inlines_refs() -> None:
+def test_gemini_conversion_drops_refs_and_keeps_their_siblings() -> None:
+    """What OpenCode 1.18.33 sends for an MCP tool's schema (issue 36, finding 9): a ``$ref`` is dropped,
+    not inlined, and the node keeps its other keys."""
     schema = {
         "type": "object",
         "$defs": {"Option": {"type": "object", "properties": {"label": {"type": "string"}}}},
         "properties": {
             "first": {"$ref": "#/$defs/Option", "description": "the first"},
-            "rest": {"type": "array", "items": {"$ref": "#/$defs/Option"}},
-            "maybe": {"anyOf": [{"$ref": "#/$defs/Option"}, {"type": "null"}]},
+            "maybe": {"anyOf": [{"$ref": "#/$defs/Option"}, {"type": "null"}], "description": "or not"},
             "gone": {"$ref": "https://example.com/elsewhere.json", "description": "unresolvable"},
+            "loop": {"$ref": "#", "description": "the root again"},
         },
     }
-    option = {"type": "object", "properties": {"label": {"type": "string"}}}
     assert to_gemini(schema) == {
         "type": "object",
         "properties": {
-            "first": {**option, "description": "the first"},
-            "rest": {"type": "array", "items": option},
-            "maybe": {**option, "nullable": True},
+            "first": {"description": "the first"},
+            "maybe": {"description": "or not", "nullable": True},
             "gone": {"description": "unresolvable"},
+            "loop": {"description": "the root again"},
         },
     }
 
 
-def test_gemini_conversion_cuts_recursive_refs_at_the_depth_limit() -> None:
-    tree = {
-        "$ref": "#/$defs/Node",
-        "$defs": {
-            "Node": {
-                "type": "object",
-                "description": "a node",
-                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
-            }
-        },
+def test_gemini_conversion_of_an_mcp_tools_nullable_string_is_opencodes() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"note": {"type": ["string", "null"], "description": "optional note"}},
+        "required": ["note"],
     }
-    out = to_gemini(tree)
-    depth, node = 0, out
-    while "properties" in node:
-        node = node["properties"]["children"]["items"]
-        depth += 1
-    assert depth == GEMINI_REF_DEPTH
-    assert node == {"type": "object", "description": "a node"}
-    assert not gemini_violations(out)
-    # a ref to the root itself stops too
-    root = {"type": "object", "properties": {"again": {"$ref": "#"}}}
-    assert not gemini_violations(to_gemini(root))
+    assert to_gemini(schema) == {
+        "type": "object",
+        "properties": {"note": {"anyOf": [{"type": "string"}], "description": "optional note"}},
+        "required": ["note"],
+    }
 
 
 def test_gemini_profile_is_unchanged_by_the_conversion() -> None:

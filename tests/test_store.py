@@ -70,7 +70,7 @@ def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     message = str(caught.value)
     assert str(path) in message
     assert f"schema version {SCHEMA_VERSION + 5}" in message
-    assert f"newer than this opencode-cli's {SCHEMA_VERSION}" in message
+    assert f"newer than this opencode-tools's {SCHEMA_VERSION}" in message
     with pytest.raises(RuntimeError):  # refused every time, not just once
         store.add_approvals("ses_1", [("read", "*")])
     # and left untouched

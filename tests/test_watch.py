@@ -435,3 +435,17 @@ def test_two_reloads_during_a_hold_are_reported_once_with_both_files(
     [report] = seen
     assert report.generation == 2 and report.files == sorted([str(hello), str(other)])
     assert sorted(change.id for change in report.changed) == ["hello", "other"]
+
+
+def test_a_broken_file_fixed_loads_again_and_one_deleted_is_gone(
+    make_project: ProjectFactory, tool_dir: Path
+) -> None:
+    fixed = write(tool_dir / "fixed.py", BROKEN)
+    deleted = write(tool_dir / "deleted.py", BROKEN)
+    watcher = make_project().watch()
+    assert set(watcher.current.failures) == {str(fixed), str(deleted)}
+    write(fixed, HELLO)
+    deleted.unlink()
+    report = watcher.reload([fixed, deleted])
+    assert report is not None and report.resolved == [str(fixed)] and report.gone == [str(deleted)]
+    assert report.as_dict()["gone"] == [str(deleted)]

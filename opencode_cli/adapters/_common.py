@@ -28,7 +28,7 @@ def require(module: str, extra: str, adapter: str) -> ModuleType:
             raise  # the framework is there but one of its own dependencies is broken: say so as it is
         raise MissingExtraError(
             f"{adapter} needs the {extra} extra ({module} is not installed): "
-            f"pip install 'opencode-cli[{extra}]'"
+            f"pip install 'opencode-tools[{extra}]'"
         ) from None
 
 

@@ -1,4 +1,4 @@
-"""OpenCode's tools as OpenAI Agents SDK function tools (``pip install 'opencode-cli[openai-agents]'``).
+"""OpenCode's tools as OpenAI Agents SDK function tools (``pip install 'opencode-tools[openai-agents]'``).
 
 ::
 

@@ -1,4 +1,4 @@
-"""OpenCode's tools as a pydantic-ai toolset (``pip install 'opencode-cli[pydantic-ai]'``).
+"""OpenCode's tools as a pydantic-ai toolset (``pip install 'opencode-tools[pydantic-ai]'``).
 
 ::
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 #: Said in task's description when background subagents are switched on: we run every task in the
 #: foreground (builtin-tools §9 describes background=true; it is not implemented here).
 _NO_BACKGROUND = (
-    "\n\nBackground subagents are switched on, but opencode-cli runs every task in the foreground: do "
+    "\n\nBackground subagents are switched on, but opencode-tools runs every task in the foreground: do "
     "not set background=true."
 )
 

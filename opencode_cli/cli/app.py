@@ -40,6 +40,10 @@ app.add_typer(config_app, name="config")
 app.add_typer(permissions_app, name="permissions")
 app.add_typer(agents_app, name="agents")
 app.add_typer(todos_app, name="todos")
+session_app = typer.Typer(
+    help="The sessions opencode run keeps: list, show, export, delete.", no_args_is_help=True
+)
+app.add_typer(session_app, name="session")
 app.add_typer(mcp_app, name="mcp")
 lsp_app = typer.Typer(
     help="Language servers: which serve which files, and a file's diagnostics.", no_args_is_help=True
@@ -57,6 +61,7 @@ GROUPS = {
     "permissions": permissions_app,
     "agents": agents_app,
     "todos": todos_app,
+    "session": session_app,
     "mcp": mcp_app,
     "lsp": lsp_app,
     "sandbox": sandbox_app,
@@ -121,7 +126,7 @@ def _command_name(info: typer.models.CommandInfo) -> str | None:
 
 def _version(value: bool) -> None:
     if value:
-        print(f"opencode-cli {__version__}")
+        print(f"opencode-tools {__version__}")
         raise typer.Exit()
 
 
@@ -484,6 +489,41 @@ def todos_show(
     from .todos_cmd import show
 
     show(session, json_)
+
+
+SessionIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session id (ses_…).")]
+
+
+@session_app.command("list")
+def session_list(json_: JsonOption = False) -> None:
+    """List this project's sessions: id, title, agent, model, last update, messages (newest first)."""
+    from .session_cmd import list_sessions
+
+    list_sessions(json_)
+
+
+@session_app.command("show")
+def session_show(session: SessionIdArgument) -> None:
+    """Show a session's transcript: its messages, and each tool call with its status."""
+    from .session_cmd import show
+
+    show(session)
+
+
+@session_app.command("export")
+def session_export(session: SessionIdArgument) -> None:
+    """Print a session as JSON: its info, messages with their parts, and its subagent sessions."""
+    from .session_cmd import export
+
+    export(session)
+
+
+@session_app.command("delete")
+def session_delete(session: SessionIdArgument) -> None:
+    """Delete a session, with its subagent sessions, approvals and todo list."""
+    from .session_cmd import delete
+
+    delete(session)
 
 
 @mcp_app.command("list")

@@ -18,6 +18,8 @@ from ..errors import ConfigError, OpencodeError, UnknownToolError
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
+#: ``opencode run`` stopped at a permission ask that was refused (no answer from the model)
+EXIT_REJECTED = 3
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -111,21 +113,39 @@ def use_sandbox(mode: str) -> None:
 DISABLED_PLUGINS: dict[str, str] = {}
 
 
-def make_project(directory: Path | None = None, warn: Callable[[str], None] | None = None) -> Any:
+def make_project(
+    directory: Path | None = None, warn: Callable[[str], None] | None = None, *, quiet: bool = True
+) -> Any:
     """The :class:`~opencode_cli.project.Project` for the current directory (or ``directory``), without the
     plugins the command line disables; it is closed when the command ends (whatever it started is
-    stopped), also when the command fails."""
+    stopped), also when the command fails. Its warnings go to stderr, each once per change of the files it
+    is about (:mod:`.quiet`), or every time when not ``quiet`` (``config …``, ``tools watch``; ``plugins
+    list`` shows each file's warnings in its listing)."""
     import atexit
 
     from ..project import Project
 
-    project = Project(
-        directory,
-        warn=warn or (lambda message: err(f"warning: {message}")),
-        disabled_plugins=dict(DISABLED_PLUGINS),
-    )
+    def loud(message: str) -> None:
+        err(f"warning: {message}")
+
+    once = None
+    if warn is None and quiet:
+        from .. import paths
+        from .quiet import FILE_NAME, OncePerChange
+
+        warn = once = OncePerChange(paths.data_dir() / FILE_NAME, loud)
+    project = Project(directory, warn=warn or loud, disabled_plugins=dict(DISABLED_PLUGINS))
+    if once is not None:
+        once.context = lambda: _config_paths(project)
     atexit.register(project.close)
     return project
+
+
+def _config_paths(project: Any) -> list[Path]:
+    """The project's config files (what a warning naming no file is about)."""
+    from ..config import config_files
+
+    return [path for _, path in config_files(project.directory, project.worktree, project.env)]
 
 
 def model_of(project: Any, text: str | None) -> Any:

@@ -15,7 +15,7 @@ def get(key: str, as_json: bool = False) -> None:
     """Print the effective value of ``key`` (a default when no config sets it); where it came from goes
     to stderr (or into the JSON); exit 2 when it is neither set nor has a default."""
     with friendly_errors():
-        project = make_project()
+        project = make_project(quiet=False)
         config = project.config
         missing = object()
         value = config.effective(key, missing)
@@ -68,7 +68,7 @@ def set_(key: str, raw: str, global_: bool) -> None:
     from ..config_check import check_setting
 
     with friendly_errors():
-        project = make_project()
+        project = make_project(quiet=False)
         target = write_target(project, global_)
         value = parse_value(raw)
         problem = check_setting(project, key, value)
@@ -82,7 +82,7 @@ def path(as_json: bool) -> None:
     """Print config files (read or not, with their format), config directories and the file ``config
     set`` writes."""
     with friendly_errors():
-        project = make_project()
+        project = make_project(quiet=False)
         files = config_files(project.directory, project.worktree, project.env)
         inline = [s for s in project.config.sources if s.path is None]
         directories = project.config_dirs

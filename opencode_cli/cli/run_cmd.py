@@ -11,7 +11,11 @@ from typing import Any, Protocol
 import typer
 
 from .common import (
+    EXIT_OK,
+    EXIT_REJECTED,
     EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    SIGNAL_EXITS,
     err,
     exit_if_signalled,
     fail,
@@ -38,7 +42,9 @@ def run(
     """Run ``prompt`` in a (kept) session: the reply streams to stdout, tool calls are shown on stderr
     (``--format json``: one event per line on stdout, each with the session id). Exit 0 on an answer,
     1 when a model or tool failure ended the run, 2 on a usage error (an unknown model or provider: no
-    session is started), 130 on Ctrl-C (what was done is kept: ``--session`` continues it)."""
+    session is started), 3 when the run stopped at a refused permission ask, 130 on Ctrl-C (143 on
+    SIGTERM; what was done is kept: ``--session`` continues it). The JSON stream's last event is
+    ``{"type": "exit", "code": N, "reason": …}`` with the same code."""
     from ..context import AbortSignal
     from ..errors import OpencodeError
     from ..models.chat import resolve_model
@@ -86,22 +92,30 @@ def run(
 
     try:
         result = run_in_project(project, work, abort)
-    except SystemExit:
+    except SystemExit as stop:
+        printer.exit(stop.code if isinstance(stop.code, int) else EXIT_TOOL_ERROR)
         kept()  # interrupted (130) or terminated (143): what was done is in the store
         raise
-    except typer.Exit:
+    except typer.Exit as stop:
+        printer.exit(stop.exit_code)
         raise
     except ModelChoiceError as error:
+        printer.exit(EXIT_USAGE)
         fail(f"error: {error}")
     except OpencodeError as error:
         printer.failed(str(error) or type(error).__name__)
+        printer.exit(SIGNAL_EXITS.get(abort.reason or "", EXIT_TOOL_ERROR))
         kept()
         exit_if_signalled(abort)
         raise typer.Exit(EXIT_TOOL_ERROR) from None
     printer.done(result)
+    code = SIGNAL_EXITS.get(abort.reason or "", EXIT_REJECTED if result.reason == "rejected" else EXIT_OK)
+    printer.exit(code)
     if not as_json or abort.aborted:  # an interrupted run is kept too: say how to continue it
         kept()
     exit_if_signalled(abort)
+    if code == EXIT_REJECTED:
+        raise typer.Exit(EXIT_REJECTED)
 
 
 def _last_session(project: Any) -> str:
@@ -118,6 +132,17 @@ class _Printer(Protocol):
     def __call__(self, kind: str, data: dict[str, Any]) -> None: ...
     def done(self, result: Any) -> None: ...
     def failed(self, message: str) -> None: ...
+    def exit(self, code: int) -> None: ...
+
+
+#: The ``reason`` of the JSON stream's last event, by exit code.
+EXIT_REASONS = {
+    EXIT_OK: "answered",
+    EXIT_TOOL_ERROR: "error",
+    EXIT_USAGE: "usage",
+    EXIT_REJECTED: "rejected",
+    **{code: reason for reason, code in SIGNAL_EXITS.items()},
+}
 
 
 class _Terminal:
@@ -155,7 +180,7 @@ class _Terminal:
     def done(self, result: Any) -> None:
         self._newline()
         if result.reason == "rejected":
-            err("note: a permission was rejected, so the run stopped there")
+            err("note: a permission was rejected, so the run stopped there (exit 3)")
         if result.reason == "step-limit":
             err(f"note: the agent's step limit ended the run after {result.steps - 1} steps")
 
@@ -163,10 +188,14 @@ class _Terminal:
         self._newline()
         err(f"error: {message}")
 
+    def exit(self, code: int) -> None:
+        return None  # the exit status says it
+
 
 class _JsonEvents:
-    """One JSON object a line: ``text``, ``tool-start``, ``tool-end``, ``step``, ``finish``, ``error``;
-    each carries the ``sessionID`` (the first, ``step``, too)."""
+    """One JSON object a line: ``text``, ``tool-start``, ``tool-end``, ``step``, ``finish``, ``error``,
+    and last ``exit`` (the exit code and its reason); each carries the ``sessionID`` (the first, ``step``,
+    too)."""
 
     def __init__(self) -> None:
         self.session_id: str | None = None
@@ -183,3 +212,7 @@ class _JsonEvents:
 
     def failed(self, message: str) -> None:
         self._line({"type": "error", "sessionID": self.session_id, "message": message})
+
+    def exit(self, code: int) -> None:
+        reason = EXIT_REASONS.get(code, "error")
+        self._line({"type": "exit", "sessionID": self.session_id, "code": code, "reason": reason})

@@ -72,7 +72,7 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
         print(f"landlock: ABI {landlock['abi']}; network rules: {rules}")
     else:
         print(f"landlock: unavailable: {landlock['reason']}")
-    network = "allowed" if data["network"] else "blocked"
+    network = "allowed" if data["network"] or data["mode"] == "off" else "blocked"  # off confines nothing
     required = str(data["required"]).lower()
     print(f"mode: {data['mode']}; network: {network}; read: {data['read']}; required: {required}")
     status = data["status"]

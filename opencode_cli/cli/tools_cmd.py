@@ -79,7 +79,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
         for h in hidden
     ]
     print_rows(rows)
-    if model is None and any(depends_on_model(d.entry) for d in offered):
+    if show_all and model is None and any(depends_on_model(d.entry) for d in offered):
         err("note: no model named (--model or config 'model'): per-model rules not applied")
 
 

@@ -18,7 +18,7 @@ def watch(model_text: str | None, agent: str | None, as_json: bool) -> None:
     import asyncio
 
     with friendly_errors():
-        project = make_project()
+        project = make_project(quiet=False)
         model_of(project, model_text)  # a model no rule recognises is warned about once, here
         watcher = project.watch(model=model_text, agent=agent)
         watcher.current  # noqa: B018 - the first generation: a broken config is an error here (exit 2)
@@ -116,6 +116,8 @@ def _print_report(report: Any, project: Any) -> None:
         print(f"  config {line}")
     for key in report.resolved:
         print(f"  ok {_short(key, project)} loads again")
+    for key in report.gone:
+        print(f"  - {_short(key, project)} deleted, with its error")
     for error in report.errors:
         print(f"  ! {error}")
         path = error.split(":", 1)[0]

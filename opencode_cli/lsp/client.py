@@ -149,7 +149,7 @@ class LspClient(Service):
         from pygls.io_ import run_async
         from pygls.lsp.client import LanguageClient
 
-        client = LanguageClient("opencode-cli", "0.1.0", converter_factory=_converter)
+        client = LanguageClient("opencode-tools", "0.1.0", converter_factory=_converter)
         self._client = client
         self._register_handlers(client, types)
         env = {**self.env, **dict(self.spec.env)}

@@ -120,6 +120,8 @@ class McpConnection(Service):
             return
         if self._leave is not None:
             self._leave.set()
+        if not self._ready:  # still connecting: no session to leave, so the start is cut short at once
+            task.cancel()
         try:
             await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
         except (TimeoutError, Exception):
@@ -259,7 +261,7 @@ class McpConnection(Service):
                 read,
                 write,
                 message_handler=self._on_message,
-                client_info=Implementation(name="opencode-cli", version=__version__),
+                client_info=Implementation(name="opencode-tools", version=__version__),
             )
         )
         initialized = await session.initialize()

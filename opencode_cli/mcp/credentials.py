@@ -8,7 +8,7 @@
     oauth = false               # no OAuth: send the headers only
 
     [mcp.tracker.oauth]         # a client registered by hand (else: dynamic client registration)
-    clientId = "opencode-cli"
+    clientId = "opencode-tools"
     clientSecret = "…"
     scope = "read write"
 

@@ -51,7 +51,7 @@ CALLBACK_PATH = "/mcp/oauth/callback"
 #: Seconds a sign-in waits for the browser to come back.
 SIGN_IN_WINDOW = 300.0
 #: How the client names itself when it registers.
-CLIENT_NAME = "opencode-cli"
+CLIENT_NAME = "opencode-tools"
 
 if not os.environ.get("OPENCODE_DEBUG"):
     # The SDK logs a failed flow with its traceback; ours reports it in one line.

@@ -1,5 +1,5 @@
 """The Anthropic provider kind (``npm = "@ai-sdk/anthropic"``) and the built-in ``anthropic`` provider, on
-the official ``anthropic`` SDK: an optional extra (``pip install 'opencode-cli[anthropic]'``), imported
+the official ``anthropic`` SDK: an optional extra (``pip install 'opencode-tools[anthropic]'``), imported
 only when such a provider is connected.
 
 The key is ``[provider.anthropic.options] apiKey``, else ``ANTHROPIC_API_KEY``; ``baseURL`` as in OpenCode
@@ -53,7 +53,7 @@ def need_sdk(module: str, extra: str, provider: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise errors.ModelError(
-            f"provider {provider} needs the {module} SDK: pip install 'opencode-cli[{extra}]'"
+            f"provider {provider} needs the {module} SDK: pip install 'opencode-tools[{extra}]'"
         ) from None
 
 

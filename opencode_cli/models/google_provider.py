@@ -1,5 +1,5 @@
 """The Google provider kind (``npm = "@ai-sdk/google"``) and the built-in ``google`` provider, on the
-official ``google-genai`` SDK: an optional extra (``pip install 'opencode-cli[google]'``), imported only
+official ``google-genai`` SDK: an optional extra (``pip install 'opencode-tools[google]'``), imported only
 when such a provider is connected.
 
 The key is ``[provider.google.options] apiKey``, else ``GOOGLE_GENERATIVE_AI_API_KEY``; ``baseURL`` as in

@@ -274,9 +274,11 @@ def rejected(part: ToolPart) -> bool:
     """Whether a call failed because its permission ask was rejected without feedback (or refused with
     nobody to ask), or the user dismissed its questions: what ends OpenCode's loop."""
     from ..errors import RejectedError
+    from ..session import DOOM_LOOP_REFUSED
     from ..tools._question import DISMISSED
 
-    return part.status == "error" and part.error in (RejectedError.MESSAGE, DISMISSED)
+    ending = (RejectedError.MESSAGE, DISMISSED, DOOM_LOOP_REFUSED.format(tool=part.tool))
+    return part.status == "error" and part.error in ending
 
 
 class _Reply:

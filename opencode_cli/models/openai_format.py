@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wire import TOOL_MEDIA_NOTE  # the user message that carries tool results' images (wire.media)
 from .base import Event, FileContent, Message, TextDelta, ToolCallRequest, ToolCalls, ToolCallStarted
 
 #: OpenAI's ``finish_reason`` values in OpenCode's (the AI SDK's) names; any other is ``other``.
@@ -26,10 +27,6 @@ FINISH_REASONS = {
 def finish_reason(raw: str) -> str:
     """OpenCode's name of an OpenAI ``finish_reason``."""
     return FINISH_REASONS.get(raw, "other")
-
-
-#: The text of the user message that carries the images of tool results (a tool message holds text only).
-TOOL_MEDIA_NOTE = "Attached image(s) from tool result:"
 
 
 def to_openai(messages: Iterable[Message]) -> list[dict[str, Any]]:

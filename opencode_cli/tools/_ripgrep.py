@@ -1,8 +1,9 @@
 """Running ripgrep for the ``glob`` and ``grep`` tools.
 
 The binary comes from the PyPI package ``ripgrep`` (it installs ``rg`` into the environment's scripts
-directory); an ``rg`` on ``PATH`` serves when the package is missing. :func:`binary` finds it once per
-process.
+directory, and its installed record says where: that finds it also when the package is on ``sys.path``
+from another environment); an ``rg`` on ``PATH`` serves when the package is missing. :func:`binary`
+finds it once per process.
 
 :func:`run` starts ``rg`` as a real child process (no shell), reads its standard output as it arrives
 and stops as soon as it holds one record more than the caller's limit: the process is then killed, so a
@@ -73,10 +74,31 @@ def find(directories: Iterable[str | Path] | None = None, search_path: str | Non
         found = shutil.which("rg", path=folder)
         if found:
             return found
+    found = recorded() if directories is None else None
+    if found:
+        return found
     found = shutil.which("rg", path=search_path)
     if found:
         return found
     raise RipgrepNotFoundError()
+
+
+def recorded() -> str | None:
+    """The ``rg`` the installed ``ripgrep`` distribution's record lists, wherever its scripts went (a
+    site-packages borrowed from another environment, a ``--prefix`` install); ``None`` when the package
+    is not installed or its binary is gone."""
+    from importlib import metadata
+
+    try:
+        files = metadata.distribution("ripgrep").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name in ("rg", "rg.exe"):
+            path = Path(file.locate()).resolve()
+            if path.is_file() and os.access(path, os.X_OK):
+                return str(path)
+    return None
 
 
 @functools.cache

@@ -69,7 +69,7 @@ async def execute(params: TaskParameters, ctx: ToolContext) -> ToolResult:
         if not project.flags.experimental_background_subagents:
             raise ToolError("Background subagents require OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true")
         raise ToolError(
-            "Background subagents are not supported by opencode-cli yet; run the task without it."
+            "Background subagents are not supported by opencode-tools yet; run the task without it."
         )
     limit = _depth_limit(project)
     if session.depth >= limit:

@@ -97,6 +97,8 @@ class ChangeReport:
     """Tool file -> the ids it keeps from the last good generation (it failed to import)."""
     resolved: list[str] = field(default_factory=list)
     """Files (or plugins) that failed in the previous generation and load again."""
+    gone: list[str] = field(default_factory=list)
+    """Files that failed in the previous generation and were deleted since (their error with them)."""
     config: list[str] = field(default_factory=list)
     """What changed in the merged configuration, one line each (``~ tool_output.max_lines: 5 -> 3``)."""
     warnings: list[str] = field(default_factory=list)
@@ -121,6 +123,7 @@ class ChangeReport:
             "errors": self.errors,
             "kept": self.kept,
             "resolved": self.resolved,
+            "gone": self.gone,
             "config": self.config,
             "warnings": self.warnings,
         }

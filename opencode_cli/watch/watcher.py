@@ -280,7 +280,8 @@ class Watcher:
                 if current.failures.get(key) != text or key in candidate.files
             ],
             kept=candidate.kept,
-            resolved=[key for key in current.failures if key not in new.failures],
+            resolved=[key for key in current.failures if key not in new.failures and not _deleted(key)],
+            gone=[key for key in current.failures if key not in new.failures and _deleted(key)],
             config=_config_changes(current, new),
             warnings=[w for w in candidate.warnings if w not in self._seen_warnings],
         )
@@ -500,3 +501,9 @@ def _drop_bytecode(path: str) -> None:
     with contextlib.suppress(OSError, ValueError, NotImplementedError):
         cached = importlib.util.cache_from_source(path)
         Path(cached).unlink(missing_ok=True)
+
+
+def _deleted(key: str) -> bool:
+    """Whether a failure's key (a tool file's path, or a plugin's name) is a file that no longer exists."""
+    path = Path(key)
+    return path.is_absolute() and not path.exists()

@@ -276,4 +276,15 @@ def test_python_dash_m(cli_env) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "opencode_cli", "--version"], capture_output=True, text=True, timeout=60
     )
-    assert result.returncode == 0 and result.stdout.startswith("opencode-cli ")
+    assert result.returncode == 0 and result.stdout.startswith("opencode-tools ")
+
+
+def test_the_distribution_is_opencode_tools_and_both_entries_name_it(run_process) -> None:
+    """The name on the package index is ours (issue 36): ``opencode-tools``, the ``opencode`` command and
+    ``python -m opencode_cli`` both print it with the installed version."""
+    from importlib import metadata
+
+    version = metadata.version("opencode-tools")
+    assert metadata.distribution("opencode-tools").entry_points.select(group="console_scripts")["opencode"]
+    done = run_process("--version")
+    assert done.returncode == 0 and done.stdout == f"opencode-tools {version}\n"

@@ -100,7 +100,7 @@ def test_without_a_disabled_plugin_the_error_is_the_plain_one(make_project: Any)
             "register_tools() takes colour, which the hook does not pass "
             "(it passes register, flags, project)",
         ),
-        (MisspeltHook, "tool_definiton", "tool_definiton is not a hook of opencode-cli. Did you mean: "),
+        (MisspeltHook, "tool_definiton", "tool_definiton is not a hook of opencode-tools. Did you mean: "),
         (AsyncWrapper, "tool_definition", "tool_definition: "),
     ],
 )

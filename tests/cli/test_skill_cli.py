@@ -1,5 +1,6 @@
-"""A ``SKILL.md`` lacking a required field (issue 18, item 8): every command warns about it, naming the file
-and the field, and the ``skill`` tool cannot load it by name (as it cannot be listed for the model)."""
+"""A ``SKILL.md`` lacking a required field (issue 18, item 8): a command warns about it, naming the file and
+the field (once per change of the file: issue 36), and the ``skill`` tool cannot load it by name (as it
+cannot be listed for the model)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,12 @@ def test_a_skill_lacking_a_field_is_warned_about_and_cannot_be_loaded(
     loaded = run_cli("tools", "run", "skill", "name=quiet", "--yes")
     assert loaded.exit_code == 1
     assert 'Skill "quiet" not found. Available skills: customize-opencode' in loaded.stderr
-    assert f'{path}: front matter field "{field}"' in loaded.stderr
+    assert "warning:" not in loaded.stderr  # shown once, until the file changes
+
+    path.write_text(path.read_text() + "More instructions.\n")
+    again = run_cli("tools", "run", "skill", "name=quiet", "--yes")
+    assert again.exit_code == 1
+    assert f'warning: skill skipped: {path}: front matter field "{field}"' in again.stderr
 
 
 def test_a_complete_skill_loads_without_a_warning(run_cli: Any, cli_env: dict[str, str]) -> None:

@@ -259,7 +259,10 @@ def test_call_from_a_file_and_from_stdin(run_cli, tmp_path: Path) -> None:
         ("42", "error: a tool call must be a JSON object or a list of them"),
         ('{"arguments": "{}"}', "error: not a tool call: expected"),
         ('{"name": 7, "arguments": "{}"}', 'error: a tool call needs a string "name"'),
-        ('{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}', "no tool_use block"),
+        (
+            '{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}',
+            "the input holds no tool call",
+        ),
     ],
 )
 def test_call_with_input_that_is_not_a_call_exits_2(run_cli, text, message) -> None:

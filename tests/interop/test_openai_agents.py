@@ -163,7 +163,7 @@ def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1] == (
         "opencode_cli.adapters._common.MissingExtraError: opencode_cli.adapters.openai_agents needs the "
-        "openai-agents extra (agents is not installed): pip install 'opencode-cli[openai-agents]'"
+        "openai-agents extra (agents is not installed): pip install 'opencode-tools[openai-agents]'"
     )
 
 

@@ -213,7 +213,7 @@ def test_without_the_extra_the_message_names_it(tmp_path: Path) -> None:
     last = result.stderr.strip().splitlines()[-1]
     assert last == (
         "opencode_cli.adapters._common.MissingExtraError: opencode_cli.adapters.pydantic_ai needs the "
-        "pydantic-ai extra (pydantic_ai is not installed): pip install 'opencode-cli[pydantic-ai]'"
+        "pydantic-ai extra (pydantic_ai is not installed): pip install 'opencode-tools[pydantic-ai]'"
     )
 
 

@@ -1,6 +1,6 @@
 """When the resource tools are offered (issue 28, item 11): while a connected server declares the
 ``resources`` capability, even one that lists no resource (``mcp list`` then shows ``0 resources``) —
-what the README says."""
+what docs/mcp-client.md says."""
 
 from __future__ import annotations
 
@@ -45,5 +45,5 @@ def test_resource_tools_are_offered_while_a_server_declares_resources_even_with_
     ids = {tool["id"] for tool in tools}
     assert {"empty_ping", "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"} <= ids
 
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    readme = " ".join((ROOT / "docs" / "mcp-client.md").read_text(encoding="utf-8").split())  # the MCP page
     assert "`read_mcp_resource` appear while a connected server declares the `resources` capability" in readme

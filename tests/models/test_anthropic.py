@@ -186,6 +186,5 @@ def test_without_the_sdk_the_error_names_the_extra(
 
     with pytest.raises(ModelError) as failed:
         run(main())
-    assert (
-        str(failed.value) == "provider claude needs the anthropic SDK: pip install 'opencode-cli[anthropic]'"
-    )
+    expected = "provider claude needs the anthropic SDK: pip install 'opencode-tools[anthropic]'"
+    assert str(failed.value) == expected

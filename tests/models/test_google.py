@@ -154,4 +154,5 @@ def test_without_the_sdk_the_error_names_the_extra(
 
     with pytest.raises(ModelError) as failed:
         run(main())
-    assert str(failed.value) == "provider gem needs the google.genai SDK: pip install 'opencode-cli[google]'"
+    expected = "provider gem needs the google.genai SDK: pip install 'opencode-tools[google]'"
+    assert str(failed.value) == expected

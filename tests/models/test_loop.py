@@ -291,8 +291,14 @@ def test_opencode_run_json_events_and_failures(
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [event["type"] for event in events]
-    assert kinds[0] == "step" and "tool-start" in kinds and "tool-end" in kinds and kinds[-1] == "finish"
-    assert events[-1]["text"] == "ok" and events[-1]["reason"] == "stop"
+    assert (
+        kinds[0] == "step"
+        and "tool-start" in kinds
+        and "tool-end" in kinds
+        and kinds[-2:] == ["finish", "exit"]
+    )
+    assert events[-2]["text"] == "ok" and events[-2]["reason"] == "stop"
+    assert (events[-1]["code"], events[-1]["reason"]) == (0, "answered")
     for status, line in [(500, "local: 500 Internal Server Error"), (429, "local: 429 Too Many Requests")]:
         scripted_model.script([{"status": status, "body": {"error": {"message": "no"}}}])
         failed = opencode(project_dir, env, "run", "hi")
@@ -340,7 +346,7 @@ def test_background_subagents_are_refused_with_a_clear_message(make_project: Pro
     assert "background" in task.parameters["properties"]
     assert "runs every task in the foreground: do not set background=true." in task.description
     arguments = {"description": "d", "prompt": "p", "subagent_type": "general", "background": True}
-    with pytest.raises(ToolError, match="Background subagents are not supported by opencode-cli yet"):
+    with pytest.raises(ToolError, match="Background subagents are not supported by opencode-tools yet"):
         flagged.run_tool("task", arguments)
 
 

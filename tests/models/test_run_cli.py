@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _scripted import ScriptedModel, configure, local_config, opencode
+from _scripted import ScriptedModel, call, configure, local_config, opencode
 
 from opencode_cli.project import Project
 
@@ -89,8 +89,10 @@ def test_ctrl_c_mid_answer_keeps_the_text_so_far_and_json_names_the_session_firs
     while not any(event["type"] == "text" for event in events):
         events.append(json.loads(process.stdout.readline()))
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=BOUND)
+    rest, stderr = process.communicate(timeout=BOUND)
     assert process.returncode == 130 and "Traceback" not in stderr
+    last = json.loads(rest.splitlines()[-1])
+    assert last == {"type": "exit", "sessionID": events[0]["sessionID"], "code": 130, "reason": "interrupted"}
     session_id = events[0]["sessionID"]
     assert session_id.startswith("ses_") and f"--session {session_id}" in stderr
     assert all(event["sessionID"] == session_id for event in events)
@@ -131,12 +133,13 @@ def test_continue_title_and_format_json(
     assert first.returncode == 0, first.stderr
     events = [json.loads(line) for line in first.stdout.splitlines()]
     session_id = events[0]["sessionID"]
-    assert events[0]["type"] == "step" and events[-1] == {
+    assert events[0]["type"] == "step" and events[-2] == {
         "type": "finish",
         "sessionID": session_id,
         "reason": "stop",
         "text": "noted",
     }
+    assert events[-1] == {"type": "exit", "sessionID": session_id, "code": 0, "reason": "answered"}
     again = opencode(project_dir, env, "run", "what was it?", "-c", "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout.splitlines()[0])["sessionID"] == session_id
@@ -174,3 +177,67 @@ def test_files_are_read_into_the_prompt_text_inline_and_images_attached(
     }
     missing = opencode(project_dir, env, "run", "hi", "-f", "nope.txt")
     assert missing.returncode == 2 and "no such file: nope.txt" in missing.stderr
+
+
+# -- exit codes -------------------------------------------------------------------------------------------
+
+
+def test_a_run_stopped_at_a_refused_ask_exits_3_and_says_so_last(
+    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+) -> None:
+    (project_dir / ".env").write_text("SECRET=1\n")  # reading .env asks; with no terminal it is refused
+    refused = [{"tool_calls": [call("call_1", "read", filePath=".env")]}]
+    scripted_model.script(refused * 2)
+    done = opencode(project_dir, env, "run", "read the env")
+    assert done.returncode == 3, done.stderr
+    assert "a permission was rejected, so the run stopped there (exit 3)" in done.stderr
+    as_json = opencode(project_dir, env, "run", "read the env", "--format", "json")
+    assert as_json.returncode == 3, as_json.stderr
+    *_, finish, last = (json.loads(line) for line in as_json.stdout.splitlines())
+    assert finish["type"] == "finish" and finish["reason"] == "rejected"
+    assert last == {"type": "exit", "sessionID": finish["sessionID"], "code": 3, "reason": "rejected"}
+    assert len(scripted_model.requests()) == 2  # the model was not asked again after either refusal
+
+
+def test_a_failed_run_ends_the_json_stream_with_exit_1(
+    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+) -> None:
+    scripted_model.script([{"status": 401, "body": {"error": {"message": "bad key"}}}])
+    done = opencode(project_dir, env, "run", "hi", "--format", "json")
+    assert done.returncode == 1, done.stderr
+    *_, error, last = (json.loads(line) for line in done.stdout.splitlines())
+    assert error["type"] == "error" and "401" in error["message"]
+    assert last == {"type": "exit", "sessionID": error["sessionID"], "code": 1, "reason": "error"}
+
+
+# -- the sessions a run keeps -----------------------------------------------------------------------------
+
+
+def test_session_commands_see_what_run_kept_and_continue_uses(
+    project: Project, scripted_model: ScriptedModel, project_dir: Path, env: dict[str, str]
+) -> None:
+    reading = {"tool_calls": [call("call_1", "read", filePath="notes.txt")]}
+    scripted_model.script([reading, {"text": "two lines"}, {"text": "ok"}])
+    assert opencode(project_dir, env, "run", "count the lines", "--title", "Counting").returncode == 0
+    listed = opencode(project_dir, env, "session", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)["sessions"]
+    assert (row["title"], row["agent"], row["model"], row["messages"]) == (
+        "Counting",
+        "build",
+        "local/scripted-model",
+        3,
+    )
+    shown = opencode(project_dir, env, "session", "show", row["id"])
+    assert shown.returncode == 0, shown.stderr
+    assert "  count the lines" in shown.stdout.splitlines()
+    assert "  ✓ read completed  notes.txt" in shown.stdout.splitlines()
+    assert "  two lines" in shown.stdout.splitlines()
+    again = opencode(project_dir, env, "run", "and now?", "-c", "--json")
+    assert json.loads(again.stdout.splitlines()[0])["sessionID"] == row["id"]
+    exported = json.loads(opencode(project_dir, env, "session", "export", row["id"]).stdout)
+    assert len(exported["messages"]) == 5
+    assert opencode(project_dir, env, "session", "delete", row["id"]).returncode == 0
+    assert json.loads(opencode(project_dir, env, "session", "list", "--json").stdout) == {"sessions": []}
+    gone = opencode(project_dir, env, "run", "hi", "-c")
+    assert gone.returncode == 2 and "no session to continue" in gone.stderr

@@ -410,8 +410,41 @@ def test_find_without_package_or_path_says_how_to_install(tmp_path: Path) -> Non
 def test_default_lookup_finds_the_package_binary_once() -> None:
     found = _ripgrep.binary()
     assert os.access(found, os.X_OK)
-    assert Path(found).parent.as_posix() in {Path(d).as_posix() for d in _ripgrep.package_directories()}
+    in_scripts = Path(found).parent.as_posix() in {Path(d).as_posix() for d in _ripgrep.package_directories()}
+    assert in_scripts or found == _ripgrep.recorded()  # the environment's own, or where the record says
     assert _ripgrep.binary() is found
+
+
+def test_the_packages_record_finds_rg_for_an_environment_that_borrows_it(tmp_path: Path) -> None:
+    """An environment whose ``bin/`` has no ``rg`` and whose ``sys.path`` borrows this one's packages (a
+    ``.pth`` line, as the plugin tests build): with no ``rg`` on ``PATH`` either, the ``ripgrep`` package's
+    installed record still says where its binary is."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True)
+    python = tmp_path / "env" / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    borrowed = [
+        path for path in sys.path if path.endswith("-packages") or path == sysconfig.get_path("purelib")
+    ]
+    borrowed.append(str(Path(_ripgrep.__file__).parents[2]))  # this checkout (an editable install)
+    Path(site, "_borrowed.pth").write_text("".join(f"{path}\n" for path in dict.fromkeys(borrowed)))
+    assert not (tmp_path / "env" / "bin" / "rg").exists()
+    found = subprocess.run(
+        [str(python), "-c", "from opencode_cli.tools import _ripgrep; print(_ripgrep.binary())"],
+        capture_output=True,
+        text=True,
+        env={"PATH": str(tmp_path / "nothing"), "HOME": str(tmp_path)},
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == _ripgrep.recorded() and os.access(found.stdout.strip(), os.X_OK)
 
 
 def test_run_stops_reading_and_kills_after_the_limit(tmp_path: Path) -> None:

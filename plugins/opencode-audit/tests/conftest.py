@@ -1,4 +1,4 @@
-"""The fixtures come from opencode-cli's pytest plugin (``opencode_cli.testing``)."""
+"""The fixtures come from opencode-tools's pytest plugin (``opencode_cli.testing``)."""
 
 import opencode_audit
 import pytest
