@@ -1,4 +1,4 @@
-"""The built-in plugins: the tools and hooks opencode-cli ships, split into a few named plugins.
+"""The built-in plugins: the tools and hooks opencode-tools ships, split into a few named plugins.
 
 Each is an ordinary plugin module (``@hookimpl`` functions, nothing else) and is loaded through the same
 function as a plugin installed with pip (:meth:`opencode_cli.plugins.Plugins.load`): :data:`PLUGINS` is
@@ -18,7 +18,7 @@ from .. import __version__
 from ..entrypoints import EntryPoint
 
 #: The distribution the built-in plugins come with (``opencode plugins list`` shows its version).
-DISTRIBUTION = "opencode-cli"
+DISTRIBUTION = "opencode-tools"
 
 
 def _plugin(name: str) -> EntryPoint:
