@@ -459,7 +459,12 @@ class Tool:
         if self.blocking:
             work = functools.partial(_stop_iteration_as_error, function, *call_args, **kwargs)
             if ctx.project is not None:  # the project's workers: a warm thread per call
-                result = await ctx.project.workers.run(work)
+                from .workers import Abandoned
+
+                try:
+                    result = await ctx.project.workers.run(work, abort=ctx.abort)
+                except Abandoned as abandoned:
+                    raise AbortedError(str(abandoned)) from None
             else:
                 import asyncio
 
@@ -521,19 +526,11 @@ def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs:
 
 
 async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
-    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first.
+    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first
+    (:func:`~opencode_cli.loops.until_aborted`, the helper the run loop uses too)."""
+    from .loops import until_aborted
 
-    ``work`` runs in the calling task (see :func:`~opencode_cli.loops.cancelled_by`); the abort may fire
-    on any thread, so the cancellation is handed to the loop.
-    """
-    import asyncio
-
-    from .loops import cancelled_by
-
-    loop = asyncio.get_running_loop()
-    return await cancelled_by(
-        work, lambda cancel: ctx.abort.on_abort(lambda: loop.call_soon_threadsafe(cancel)), AbortedError
-    )
+    return await until_aborted(work, ctx.abort)
 
 
 def _call_shape(

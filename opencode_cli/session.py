@@ -527,8 +527,9 @@ class Session:
 
     def run_tool(self, tool_id: str, args: dict[str, Any], *, abort: AbortSignal | None = None) -> ToolResult:
         """:meth:`execute` from sync code: the call runs on the project's loop (its portal, a thread of its
-        own), and this thread waits for it. Inside a running event loop it refuses (it would block that
-        loop): ``await session.execute(...)`` there."""
+        own), and this thread waits for it; Ctrl-C (``KeyboardInterrupt``) there is the call's abort (the
+        call ends as interrupted, then the interruption propagates). Inside a running event loop it refuses
+        (it would block that loop): ``await session.execute(...)`` there."""
         from .loops import running_loop
 
         if running_loop() is not None:
@@ -536,7 +537,10 @@ class Session:
                 "Session.run_tool() blocks, and this thread runs an event loop: "
                 "use `await session.execute(...)` here"
             )
-        return self.project.portal.call(self._call, tool_id, dict(args), None, abort)
+        signal = abort or AbortSignal()
+        return self.project.portal.call(
+            self._call, tool_id, dict(args), None, signal, interrupt=lambda: signal.abort("interrupted")
+        )
 
     async def execute_inner(
         self, tool_id: str, args: dict[str, Any], *, call_id: str, abort: AbortSignal | None = None
