@@ -218,5 +218,38 @@ class ToolContext:
         return {str(key): str(value) for key, value in output.env.items()}
 
     def resolve(self, path: str | Path) -> Path:
-        """An absolute path: ``path`` itself, or resolved against the project directory."""
-        return Path(os.path.normpath(os.path.join(self.directory, path)))
+        """An absolute path: ``path`` itself, or resolved against the project directory.
+
+        A name that is not UTF-8 is listed (by ``glob``, ``read`` of a directory) with U+FFFD in place
+        of each byte that is not; such a name, given back as listed, resolves to the entry it was listed
+        for, when nothing is named so literally and exactly one entry of its directory reads so."""
+        joined = os.path.normpath(os.path.join(self.directory, path))
+        if REPLACEMENT in joined:
+            joined = as_listed(joined)
+        return Path(joined)
+
+
+#: What a byte that is not UTF-8 becomes in a listed name.
+REPLACEMENT = "\ufffd"
+
+
+def as_listed(path: str) -> str:
+    """``path`` (absolute, normalised) with each component that holds U+FFFD and does not exist as it
+    is replaced by the one entry of its directory whose name, decoded with replacement, is that
+    component (that entry's name as the OS takes it); a component matching none or several stays."""
+    if os.path.lexists(path):
+        return path
+    parts = path.split(os.sep)
+    done = parts[0] or os.sep
+    for part in parts[1:]:
+        candidate = os.path.join(done, part)
+        if REPLACEMENT in part and not os.path.lexists(candidate):
+            try:
+                names = os.listdir(os.fsencode(done))
+            except OSError:
+                names = []
+            found = [name for name in names if name.decode("utf-8", "replace") == part]
+            if len(found) == 1:
+                candidate = os.path.join(done, os.fsdecode(found[0]))
+        done = candidate
+    return done

@@ -500,6 +500,7 @@ class Tool:
             result = _to_result(await self.execute(params, ctx))
         else:
             result = _to_result(await unless_aborted(self.execute(params, ctx), ctx))
+        result.output, result.title = unicode_text(result.output), unicode_text(result.title)
         if "truncated" in result.metadata:
             return result
         truncator = ctx.truncator
@@ -514,6 +515,19 @@ class Tool:
         if cut.output_path is not None:
             result.metadata["outputPath"] = cut.output_path
         return result
+
+
+def unicode_text(text: str) -> str:
+    """``text`` as valid Unicode, what every wire can carry: a file name that is not UTF-8 (a lone
+    surrogate for each such byte, as the OS gives it) shows U+FFFD in each byte's place, as ``glob``
+    lists it; any other lone surrogate becomes U+FFFD too."""
+    if not isinstance(text, str) or text.isascii() or not _has_surrogate(text):
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
 
 
 def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

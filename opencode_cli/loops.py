@@ -67,9 +67,9 @@ async def cancelled_by(
     fires, and returns what undoes that. ``work`` gets no task of its own (no extra turns of the loop).
     The one cancellation the trigger caused is taken back (``Task.uncancel``), so a cancellation from
     anywhere else still propagates as it is; when ``work`` turns the trigger's cancellation into an error
-    of its own, that error too becomes ``interrupted()`` (unless it is already of that type: it then keeps its
-own details, such as a worker thread that was abandoned). Used for a call's abort and for an MCP server
-    lost under a request.
+    of its own, that error too becomes ``interrupted()``, unless it is of that type already (it then
+    keeps its own details, such as a worker thread that was abandoned). Used for a call's abort and for
+    an MCP server lost under a request.
     """
     import asyncio
 

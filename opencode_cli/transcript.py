@@ -440,8 +440,8 @@ class Transcript:
     without steps: ``window``, the latest messages held in :attr:`messages` (``None``: all), and
     ``max_bytes``, the characters of parts held (tool inputs, outputs, errors and metadata, texts):
     past it the oldest finished parts are let go (never a running call, nor the newest part), and a
-    message left with no part (not the last) with them (``None``: no byte bound). What is let go stays in the store, if there is one, and :meth:`load`
-    reads it back within the same bounds.
+    message left with no part (not the last) with them (``None``: no byte bound). What is let go
+    stays in the store, if there is one, and :meth:`load` reads it back within the same bounds.
     """
 
     def __init__(
