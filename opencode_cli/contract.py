@@ -458,17 +458,12 @@ class Tool:
             return await function(*call_args, **kwargs)
         if self.blocking:
             work = functools.partial(_stop_iteration_as_error, function, *call_args, **kwargs)
-            if ctx.project is not None:  # the project's workers: a warm thread per call
-                from .workers import Abandoned
+            from .workers import Abandoned
 
-                try:
-                    result = await ctx.project.workers.run(work, abort=ctx.abort)
-                except Abandoned as abandoned:
-                    raise AbortedError(str(abandoned)) from None
-            else:
-                import asyncio
-
-                result = await asyncio.to_thread(work)
+            try:  # the project's workers: a warm thread per call
+                result = await ctx.project.workers.run(work, abort=ctx.abort)
+            except Abandoned as abandoned:
+                raise AbortedError(str(abandoned)) from None
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
@@ -503,13 +498,7 @@ class Tool:
         result.output, result.title = unicode_text(result.output), unicode_text(result.title)
         if "truncated" in result.metadata:
             return result
-        truncator = ctx.truncator
-        if truncator is None:
-            from .paths import tool_output_dir
-            from .truncate import Truncator
-
-            truncator = Truncator(tool_output_dir())
-        cut = truncator.output(result.output, task_capable=ctx.task_capable)
+        cut = ctx.truncator.output(result.output, task_capable=ctx.task_capable)
         result.output = cut.content
         result.metadata["truncated"] = cut.truncated
         if cut.output_path is not None:
