@@ -261,3 +261,35 @@ def test_a_cancelled_host_task_is_the_calls_abort(make_project: ProjectFactory) 
             return signal
 
     assert asyncio.run(main()).reason == "cancelled"
+
+
+def test_ctrl_c_in_run_tool_is_the_calls_abort(make_project: ProjectFactory) -> None:
+    """``Session.run_tool`` from sync code: a SIGINT while it waits sets the call's abort, the tool sees
+    it and returns, and only then does ``KeyboardInterrupt`` reach the caller."""
+    import os
+    import signal
+
+    seen: list[str] = []
+    started = threading.Event()
+
+    @tool
+    def attentive(ctx: ToolContext) -> str:
+        """Wait for the abort."""
+        started.set()
+        seen.append("aborted" if ctx.abort.wait(BOUND) else "timed out")
+        return "stopped"
+
+    project = _project(make_project, attentive)
+
+    def interrupt() -> None:
+        started.wait(BOUND)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    helper = threading.Thread(target=interrupt)
+    helper.start()
+    with project.session() as session, pytest.raises(KeyboardInterrupt):
+        session.run_tool("attentive", {})
+    helper.join()
+    assert seen == ["aborted"]
+    part = session.messages[-1].parts[-1]
+    assert part.status == "error" and part.error == "[Tool execution was interrupted]"
