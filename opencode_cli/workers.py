@@ -218,15 +218,17 @@ class Workers:
             if self._closed:
                 raise RuntimeError("the project is closed: its worker threads are stopped")
             if self._idle:
-                slot = self._idle.pop()
-                slot.job = job
-                slot.wake.release()
-                return
-            if len(self._threads) >= self._limit:
+                slot: _Slot | None = self._idle.pop()
+                slot.job = job  # type: ignore[union-attr]
+            elif len(self._threads) >= self._limit:
                 self._backlog.append(job)
                 return
-            thread = self._thread_for(job)
-        thread.start()
+            else:
+                slot, thread = None, self._thread_for(job)
+        if slot is not None:
+            slot.wake.release()  # after the lock: the worker's first step takes it
+        else:
+            thread.start()
 
     def _work(self, job: _Job | None) -> None:
         slot = _Slot()
@@ -240,27 +242,30 @@ class Workers:
                     else:
                         job.dropped = True
                 deliver = job.run() if taken else job.skip()
-                with self._lock:
-                    job.finished = True
-                    leaving = me in self._leaving
-                if leaving:  # interrupted while it ran: no longer counted, it ends here
-                    deliver()
-                    return
-                job = self._next(slot, deliver)
+                job = self._next(slot, job, deliver, me)
         finally:
             with self._lock:
                 self._threads.discard(me)
                 self._leaving.discard(me)
 
-    def _next(self, slot: _Slot, deliver: Callable[[], None]) -> _Job | None:
+    def _next(
+        self, slot: _Slot, done: _Job, deliver: Callable[[], None], me: threading.Thread
+    ) -> _Job | None:
         """Deliver the last job's outcome, then the worker's next job: one queued, or one handed over
-        while it waited; ``None`` to end. The worker is back in the stack before the outcome reaches the
-        loop, so a call made as soon as the last one returns finds it there (not a new thread)."""
+        while it waited; ``None`` to end (also when the job was interrupted while it ran: the thread no
+        longer counts, and ends). The worker is back in the stack before the outcome reaches the loop, so
+        a call made as soon as the last one returns finds it there (not a new thread)."""
         with self._lock:
-            queued = self._backlog.popleft() if self._backlog else None
-            if queued is None and not self._closed:
-                self._idle.append(slot)
+            done.finished = True
+            if me in self._leaving:
+                queued, leaving = None, True
+            else:
+                queued, leaving = self._backlog.popleft() if self._backlog else None, False
+                if queued is None and not self._closed:
+                    self._idle.append(slot)
         deliver()
+        if leaving:
+            return None
         if queued is not None or self._closed:
             return queued
         if not slot.wake.acquire(timeout=self._idle_seconds):
