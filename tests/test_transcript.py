@@ -25,6 +25,7 @@ from opencode_cli.transcript import (
     TextPart,
     ToolCallPart,
     Transcript,
+    new_id,
     part_from_dict,
 )
 
@@ -584,3 +585,40 @@ def test_a_bad_byte_bound_is_warned_about(make_project, project_dir: Path, warni
     with make_project().session() as session:
         assert session.transcript.max_bytes == TRANSCRIPT_BYTES
     assert any("transcript.max_bytes" in warning for warning in warnings)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["call", "text", "step"]), st.integers(0, 3_000), st.booleans()),
+        max_size=40,
+    )
+)
+def test_what_is_held_stays_within_the_bound_but_for_running_calls_and_the_newest_part(
+    steps: list[tuple[str, int, bool]],
+) -> None:
+    """Whatever the sequence of calls, texts and steps: the characters held never pass ``max_bytes``
+    by more than the running calls and the newest part, and ``held`` is the sum of what is held."""
+    from opencode_cli.transcript import part_size
+
+    transcript = Transcript(SessionInfo("s", "build", "/p"), max_bytes=5_000)
+    message = transcript.add_assistant("build")
+    for kind, size, finish in steps:
+        if kind == "step":
+            message = transcript.add_assistant("build")
+        elif kind == "text":
+            transcript.add_part(message, TextPart("t" * size))
+        else:
+            call = ToolCallPart(new_id("call"), "read", {"filePath": "p" * size})
+            part = transcript.add_part(message, call)
+            part.running()
+            transcript.update_part(part)
+            if finish:
+                part.complete("o" * size)
+                transcript.update_part(part)
+        held = [p for m in transcript.messages for p in m.parts]
+        assert transcript.held == sum(part_size(p) for p in held)
+        running = [p for p in held if isinstance(p, ToolCallPart) and p.status == "running"]
+        newest = held[-1:] if held else []
+        allowance = sum(part_size(p) for p in {id(p): p for p in running + newest}.values())
+        assert transcript.held <= 5_000 + allowance
