@@ -36,7 +36,7 @@ from typing import Any
 
 from . import paths
 from .errors import ConfigError
-from .limits import MAX_BYTES, MAX_LINES
+from .limits import MAX_BYTES, MAX_LINES, TRANSCRIPT_BYTES
 
 FILE_NAME = "opencode.toml"
 #: OpenCode's file names, in the order it merges them (the later wins).
@@ -48,6 +48,7 @@ GLOBAL_JSON_NAMES = ("config.json", "opencode.json", "opencode.jsonc")
 DEFAULTS: dict[str, Any] = {
     "tool_output.max_lines": MAX_LINES,
     "tool_output.max_bytes": MAX_BYTES,
+    "transcript.max_bytes": TRANSCRIPT_BYTES,
     "subagent_depth": 1,
     "plugins.disabled": [],
     "sandbox.mode": "off",  # opencode_cli.sandbox.settings
@@ -58,6 +59,7 @@ DEFAULTS: dict[str, Any] = {
 #: Keys this package reads, with their sub-keys (``None``: free-form table).
 OUR_KEYS: dict[str, set[str] | None] = {
     "tool_output": {"max_lines", "max_bytes"},
+    "transcript": {"max_bytes"},  # what a session holds in memory (opencode_cli.transcript)
     "permission": None,
     "agent": None,
     "plugins": {"disabled"},

@@ -103,43 +103,64 @@ Asker = Callable[[PermissionRequest], Awaitable[None]]
 MetadataSink = Callable[[str | None, dict[str, Any] | None], None]
 
 
-async def _allow_all(request: PermissionRequest) -> None:
-    return None
-
-
 @dataclass(eq=False)  # compared by identity
 class ToolContext:
-    """Everything a tool's ``execute`` receives besides its arguments.
+    """Everything a tool's ``execute`` receives besides its arguments; it comes from a session
+    (:meth:`~opencode_cli.Session.context`, one per call), and names it: ``session`` is required.
 
     ``ask`` and ``metadata`` are the two ways a tool talks to its host; ``project``, ``session`` and
     ``model`` are typed ways to reach what it runs in (a service: ``await
     ctx.project.services.get(key, factory)``). An async tool asks with ``await ctx.ask(...)``; a sync
     tool (run in a worker thread) with ``ctx.ask_blocking(...)``, which waits for the answer there. A
     denied or rejected ask raises a :class:`~opencode_cli.errors.ToolError` whose message the model sees.
+    A field left unset is the session's (its id, agent, model, transcript, permission asks) or its
+    project's (directory, worktree, truncator, environment).
     """
 
-    session_id: str = "ses_local"
-    message_id: str = "msg_local"
-    agent: str = "build"
+    session: Session = field(kw_only=True, repr=False)
+    """The session making the call (its transcript, its agent, :meth:`~opencode_cli.Session.child`)."""
+    session_id: str = ""
+    message_id: str = ""
+    agent: str = ""
     abort: AbortSignal = field(default_factory=AbortSignal)
     call_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    messages: list[Any] = field(default_factory=list)
-    directory: Path = field(default_factory=Path.cwd)
+    messages: list[Any] = None  # type: ignore[assignment]  # the session's transcript when unset
+    directory: Path = None  # type: ignore[assignment]  # the project's when unset
     worktree: Path | None = None
     tool: str | None = None
-    asker: Asker = field(default=_allow_all, repr=False)
+    asker: Asker = field(default=None, repr=False)  # type: ignore[assignment]  # the session's ask
     on_metadata: MetadataSink | None = field(default=None, repr=False)
     task_capable: bool = False
-    truncator: Truncator | None = field(default=None, repr=False)
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
+    truncator: Truncator = field(default=None, repr=False)  # type: ignore[assignment]
+    env: Mapping[str, str] = field(default=None, repr=False)  # type: ignore[assignment]
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
-    project: Project | None = field(default=None, repr=False)
-    """The project the call runs in (its services, store, config); ``None`` for a bare context."""
-    session: Session | None = field(default=None, repr=False)
-    """The session making the call (its transcript, its agent, :meth:`~opencode_cli.Session.child`)."""
+    project: Project = field(default=None, repr=False)  # type: ignore[assignment]
+    """The project the call runs in (its services, store, config): the session's."""
     model: ModelRef | None = None
     """The model the session serves (``ctx.extra["model"]`` carries it too, as in OpenCode)."""
+
+    def __post_init__(self) -> None:
+        session = self.session
+        if session is None:
+            raise TypeError("a ToolContext comes from a session: ToolContext(session=...)")
+        project = self.project = self.project or session.project
+        self.session_id = self.session_id or session.id
+        self.message_id = self.message_id or session.assistant().id
+        self.agent = self.agent or session.agent.name
+        if self.messages is None:
+            self.messages = session.messages
+        if self.directory is None:
+            self.directory = project.directory
+            self.worktree = self.worktree or project.worktree
+        if self.asker is None:
+            self.asker = session.ask
+        if self.truncator is None:
+            self.truncator = project.truncator
+        if self.env is None:
+            self.env = project.env
+        if self.model is None:
+            self.model = session.model
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report live progress of the running call (a title and/or metadata); returns at once."""
@@ -175,7 +196,7 @@ class ToolContext:
 
         loop = self.loop
         request = self._request(permission, patterns, always, metadata)
-        if loop is None:  # a bare context outside any call (a sync tool's function called directly)
+        if loop is None:  # outside any call (a sync tool's function called with a context directly)
             asyncio.run(self.asker(request))  # type: ignore[arg-type]
             return
         if running_loop() is loop:
@@ -205,7 +226,7 @@ class ToolContext:
         project directory)."""
         env = dict(self.env)
         project = self.project
-        if project is None or not project.plugins.has_hook("shell_env"):
+        if not project.plugins.has_hook("shell_env"):
             return env
         output = ShellEnvOutput(env)
         await project.plugins.acall(
@@ -218,5 +239,38 @@ class ToolContext:
         return {str(key): str(value) for key, value in output.env.items()}
 
     def resolve(self, path: str | Path) -> Path:
-        """An absolute path: ``path`` itself, or resolved against the project directory."""
-        return Path(os.path.normpath(os.path.join(self.directory, path)))
+        """An absolute path: ``path`` itself, or resolved against the project directory.
+
+        A name that is not UTF-8 is listed (by ``glob``, ``read`` of a directory) with U+FFFD in place
+        of each byte that is not; such a name, given back as listed, resolves to the entry it was listed
+        for, when nothing is named so literally and exactly one entry of its directory reads so."""
+        joined = os.path.normpath(os.path.join(self.directory, path))
+        if REPLACEMENT in joined:
+            joined = as_listed(joined)
+        return Path(joined)
+
+
+#: What a byte that is not UTF-8 becomes in a listed name.
+REPLACEMENT = "\ufffd"
+
+
+def as_listed(path: str) -> str:
+    """``path`` (absolute, normalised) with each component that holds U+FFFD and does not exist as it
+    is replaced by the one entry of its directory whose name, decoded with replacement, is that
+    component (that entry's name as the OS takes it); a component matching none or several stays."""
+    if os.path.lexists(path):
+        return path
+    parts = path.split(os.sep)
+    done = parts[0] or os.sep
+    for part in parts[1:]:
+        candidate = os.path.join(done, part)
+        if REPLACEMENT in part and not os.path.lexists(candidate):
+            try:
+                names = os.listdir(os.fsencode(done))
+            except OSError:
+                names = []
+            found = [name for name in names if name.decode("utf-8", "replace") == part]
+            if len(found) == 1:
+                candidate = os.path.join(done, os.fsdecode(found[0]))
+        done = candidate
+    return done

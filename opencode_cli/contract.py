@@ -478,12 +478,12 @@ class Tool(_Declared):
             return await function(*call_args, **kwargs)
         if self.blocking:
             work = functools.partial(_stop_iteration_as_error, function, *call_args, **kwargs)
-            if ctx.project is not None:  # the project's workers: a warm thread per call
-                result = await ctx.project.workers.run(work)
-            else:
-                import asyncio
+            from .workers import Abandoned
 
-                result = await asyncio.to_thread(work)
+            try:  # the project's workers: a warm thread per call
+                result = await ctx.project.workers.run(work, abort=ctx.abort)
+            except Abandoned as abandoned:
+                raise AbortedError(str(abandoned)) from None
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
@@ -515,20 +515,28 @@ class Tool(_Declared):
             result = _to_result(await self.execute(params, ctx))
         else:
             result = _to_result(await unless_aborted(self.execute(params, ctx), ctx))
+        result.output, result.title = unicode_text(result.output), unicode_text(result.title)
         if "truncated" in result.metadata:
             return result
-        truncator = ctx.truncator
-        if truncator is None:
-            from .paths import tool_output_dir
-            from .truncate import Truncator
-
-            truncator = Truncator(tool_output_dir())
-        cut = truncator.output(result.output, task_capable=ctx.task_capable)
+        cut = ctx.truncator.output(result.output, task_capable=ctx.task_capable)
         result.output = cut.content
         result.metadata["truncated"] = cut.truncated
         if cut.output_path is not None:
             result.metadata["outputPath"] = cut.output_path
         return result
+
+
+def unicode_text(text: str) -> str:
+    """``text`` as valid Unicode, what every wire can carry: a file name that is not UTF-8 (a lone
+    surrogate for each such byte, as the OS gives it) shows U+FFFD in each byte's place, as ``glob``
+    lists it; any other lone surrogate becomes U+FFFD too."""
+    if not isinstance(text, str) or text.isascii() or not _has_surrogate(text):
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "replace")
 
 
 def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -541,19 +549,11 @@ def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs:
 
 
 async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
-    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first.
+    """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first
+    (:func:`~opencode_cli.loops.until_aborted`, the helper the run loop uses too)."""
+    from .loops import until_aborted
 
-    ``work`` runs in the calling task (see :func:`~opencode_cli.loops.cancelled_by`); the abort may fire
-    on any thread, so the cancellation is handed to the loop.
-    """
-    import asyncio
-
-    from .loops import cancelled_by
-
-    loop = asyncio.get_running_loop()
-    return await cancelled_by(
-        work, lambda cancel: ctx.abort.on_abort(lambda: loop.call_soon_threadsafe(cancel)), AbortedError
-    )
+    return await until_aborted(work, ctx.abort)
 
 
 def _call_shape(

@@ -11,3 +11,7 @@ MAX_LINES = 2000
 
 MAX_BYTES = 50 * 1024
 """UTF-8 bytes of output a result keeps (``tool_output.max_bytes`` overrides it)."""
+
+TRANSCRIPT_BYTES = 8 * 1024 * 1024
+"""Characters (about bytes) of tool inputs, outputs and texts a session's transcript holds in memory;
+older parts stay in the store (``transcript.max_bytes`` overrides it)."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .context import AbortSignal
 
 T = TypeVar("T")
 
@@ -64,8 +67,9 @@ async def cancelled_by(
     fires, and returns what undoes that. ``work`` gets no task of its own (no extra turns of the loop).
     The one cancellation the trigger caused is taken back (``Task.uncancel``), so a cancellation from
     anywhere else still propagates as it is; when ``work`` turns the trigger's cancellation into an error
-    of its own, that error too becomes ``interrupted()``. Used for a call's abort and for an MCP server
-    lost under a request.
+    of its own, that error too becomes ``interrupted()``, unless it is of that type already (it then
+    keeps its own details, such as a worker thread that was abandoned). Used for a call's abort and for
+    an MCP server lost under a request.
     """
     import asyncio
 
@@ -83,10 +87,48 @@ async def cancelled_by(
     undo = subscribe(cancel)
     try:
         return await work
-    except (asyncio.CancelledError, Exception):
+    except (asyncio.CancelledError, Exception) as error:
         if fired and task.uncancel() == 0:  # the trigger's cancellation alone
-            raise interrupted() from None
+            replacement = interrupted()
+            if type(error) is type(replacement):  # already the interruption, with details of its own
+                raise
+            raise replacement from None
         raise
     finally:
         active = False
         undo()
+
+
+async def until_aborted(work: Awaitable[T], abort: AbortSignal) -> T:
+    """Await ``work`` in the calling task; when ``abort`` is set first (from any thread), ``work`` is
+    cancelled and :class:`~opencode_cli.contract.AbortedError` raised (see :func:`cancelled_by`). The one
+    way a call's abort ends what waits for it: a tool's execution and the run loop's steps."""
+    import asyncio
+
+    from .contract import AbortedError
+
+    loop = asyncio.get_running_loop()
+    return await cancelled_by(
+        work, lambda cancel: abort.on_abort(lambda: loop.call_soon_threadsafe(cancel)), AbortedError
+    )
+
+
+async def abort_on_cancel(work: Awaitable[T], abort: AbortSignal) -> T:
+    """Await ``work``, a call made with ``abort`` (``session.execute(..., abort=abort)``), so that a
+    cancellation of the calling task is the call's abort: for a host whose requests are cancelled as
+    tasks (an MCP client's ``notifications/cancelled``, a web framework's disconnect). ``work`` runs in a
+    task of its own; a cancellation sets ``abort`` (the tool sees ``ctx.abort``, a sync tool's thread
+    is waited for), waits for the call to end as interrupted, then propagates."""
+    import asyncio
+
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        abort.abort("cancelled")
+        while not task.done():  # bounded: an aborted call ends (a sync tool's thread within its grace)
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()  # retrieved: the call's own outcome (interrupted) is not the caller's
+        raise

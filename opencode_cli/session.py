@@ -229,7 +229,8 @@ class Session:
         self.children: dict[str, Session] = {}
         """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
         store = self.project.store if self.remember else None
-        transcript = Transcript.load(store, self.id, self.window) if store is not None else None
+        held = _held_bytes(self.project)
+        transcript = Transcript.load(store, self.id, self.window, held) if store is not None else None
         if transcript is None:
             info = SessionInfo(
                 self.title,
@@ -239,7 +240,7 @@ class Session:
                 [rule.as_dict() for rule in self.rules],
                 id=self.id,
             )
-            transcript = Transcript(info, store, self.window)
+            transcript = Transcript(info, store, self.window, held)
         self.transcript: Transcript = transcript
         """The conversation so far (OpenCode's messages and parts); kept in the store when remembered."""
         if self.remember:
@@ -544,8 +545,9 @@ class Session:
 
     def run_tool(self, tool_id: str, args: dict[str, Any], *, abort: AbortSignal | None = None) -> ToolResult:
         """:meth:`execute` from sync code: the call runs on the project's loop (its portal, a thread of its
-        own), and this thread waits for it. Inside a running event loop it refuses (it would block that
-        loop): ``await session.execute(...)`` there."""
+        own), and this thread waits for it; Ctrl-C (``KeyboardInterrupt``) there is the call's abort (the
+        call ends as interrupted, then the interruption propagates). Inside a running event loop it refuses
+        (it would block that loop): ``await session.execute(...)`` there."""
         from .loops import running_loop
 
         if running_loop() is not None:
@@ -553,7 +555,10 @@ class Session:
                 "Session.run_tool() blocks, and this thread runs an event loop: "
                 "use `await session.execute(...)` here"
             )
-        return self.project.portal.call(self._call, tool_id, dict(args), None, abort)
+        signal = abort or AbortSignal()
+        return self.project.portal.call(
+            self._call, tool_id, dict(args), None, signal, interrupt=lambda: signal.abort("interrupted")
+        )
 
     async def execute_inner(
         self, tool_id: str, args: dict[str, Any], *, call_id: str, abort: AbortSignal | None = None
@@ -756,6 +761,7 @@ class Session:
         except Exception as error:
             part.error = error_text(error)
             part.outcome = Outcome.of(error)
+            _let_go(error)
             return part
         part.status = "completed"
         part.outcome = Outcome.INVALID_ARGUMENTS if rerouted else Outcome.COMPLETED
@@ -802,12 +808,30 @@ class Session:
 
 
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:
-    """What makes two calls identical: the tool name the model wrote and the canonical input (arguments
-    that cannot be serialised are never identical to another call's)."""
+    """What makes two calls identical: the tool name the model wrote and a digest of the canonical input
+    (a digest: a part holds it as long as the part is held; arguments that cannot be serialised are never
+    identical to another call's)."""
+    import hashlib
+
     try:
-        return f"{requested}\0{json.dumps(args, sort_keys=True, default=str)}"
+        canonical = json.dumps(args, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
         return f"{requested}\0<unserialisable {call_id}>"
+    return f"{requested}\0{hashlib.blake2b(canonical, digest_size=20).hexdigest()}"
+
+
+def _held_bytes(project: Project) -> int:
+    """``transcript.max_bytes`` of the project's config: the characters of parts a transcript holds in
+    memory (a value that is not a positive whole number is warned about, and the default used)."""
+    from .limits import TRANSCRIPT_BYTES
+
+    value = project.config.get("transcript.max_bytes", TRANSCRIPT_BYTES)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        project.warn(
+            f"transcript.max_bytes: {value!r} is not a positive whole number; {TRANSCRIPT_BYTES} used"
+        )
+        return TRANSCRIPT_BYTES
+    return value
 
 
 def _collate_key(name: str) -> Any:
@@ -826,6 +850,17 @@ def _plain(args: Any) -> dict[str, Any]:
         return json.loads(json.dumps(args, default=str))
     except (ValueError, RecursionError):  # nested too deeply, a number too long: the call will be refused
         return {}
+
+
+def _let_go(error: BaseException) -> None:
+    """Clear the tracebacks of a failed call's error and of the errors it chains to: a frame in a
+    traceback that holds the error itself (a tool keeping an error to raise later) makes a cycle, and
+    the call's arguments (9 MiB of them, say) would wait for the cycle collector to go."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
 
 
 def error_text(error: Exception) -> str:

@@ -436,44 +436,63 @@ class Message:
 class Transcript:
     """The messages of one session, in order; with a ``store``, every change is written through.
 
-    ``window`` bounds what is held in memory: only the latest ``window`` messages stay in
-    :attr:`messages` (older ones stay in the store, if there is one, and :meth:`load` reads them back);
-    ``None`` holds them all. A long-lived session's memory so stays flat however many calls it runs.
+    Two bounds keep what is held in memory flat however many calls a long-lived session runs, with or
+    without steps: ``window``, the latest messages held in :attr:`messages` (``None``: all), and
+    ``max_bytes``, the characters of parts held (tool inputs, outputs, errors and metadata, texts):
+    past it the oldest finished parts are let go (never a running call, nor the newest part), and a
+    message left with no part (not the last) with them (``None``: no byte bound). What is let go
+    stays in the store, if there is one, and :meth:`load` reads it back within the same bounds.
     """
 
-    def __init__(self, info: SessionInfo, store: Store | None = None, window: int | None = None) -> None:
+    def __init__(
+        self,
+        info: SessionInfo,
+        store: Store | None = None,
+        window: int | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
         if window is not None and window < 2:
             raise ValueError("a transcript window holds at least 2 messages")
         self.info = info
         self.store = store
         self.window = window
+        self.max_bytes = max_bytes
         self.messages: list[Message] = []
         self._part_ids: set[str] = set()
+        self._weights: dict[str, int] = {}  # the size of each part held, by id
+        self.held = 0
+        """The characters of the parts held in memory now (see ``max_bytes``)."""
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         """Called with ``("message.updated", {"info"})`` and ``("message.part.updated", {"part"})`` on
         every save (the ``event`` hook's relay listens here)."""
         self.update_session()
 
     @classmethod
-    def load(cls, store: Store, session_id: str, window: int | None = None) -> Transcript | None:
+    def load(
+        cls, store: Store, session_id: str, window: int | None = None, max_bytes: int | None = None
+    ) -> Transcript | None:
         """The stored transcript of ``session_id`` (written through to ``store`` from now on; the latest
-        ``window`` messages in memory), or ``None`` when the store has no such session."""
+        messages in memory, within ``window`` and ``max_bytes``), or ``None`` when the store has no such
+        session."""
         data = store.session(session_id)
         if data is None:
             return None
-        transcript = cls(SessionInfo.from_dict(data), window=window)
+        transcript = cls(SessionInfo.from_dict(data), window=window, max_bytes=max_bytes)
         stored = store.messages(session_id)
         if window is not None:
             stored = stored[-window:]
         transcript.messages = [Message.from_dict(message) for message in stored]
-        transcript._part_ids = {part.id for message in transcript.messages for part in message.parts}
+        for message in transcript.messages:
+            for part in message.parts:
+                transcript._hold(part)
+        transcript._trim()
         transcript.store = store
         return transcript
 
     def child(self, title: str, agent: str, permission: list[dict[str, str]] | None = None) -> Transcript:
         """A new session started from this one (a ``task`` subagent), kept in the same store."""
         info = SessionInfo(title, agent, self.info.directory, self.info.id, list(permission or []))
-        return Transcript(info, self.store, self.window)
+        return Transcript(info, self.store, self.window, self.max_bytes)
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages)
@@ -523,6 +542,7 @@ class Transcript:
         if part.id in self._part_ids:  # only a part seen before needs looking for (a long turn stays cheap)
             index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None)
         self._part_ids.add(part.id)
+        self._weights.setdefault(part.id, 0)
         if index is None:
             message.parts.append(part)
         else:
@@ -531,11 +551,15 @@ class Transcript:
         return part
 
     def update_part(self, part: Part) -> None:
-        """Save a part again after a change (a tool part's transition); it keeps its place."""
+        """Save a part again after a change (a tool part's transition); it keeps its place (in memory
+        while it is within the bounds; see the class docstring)."""
         if self.store is not None:
             self.store.save_part(part.as_dict())
         for listener in list(self.listeners):
             listener("message.part.updated", {"part": part.as_dict()})
+        if part.id in self._weights:
+            self._hold(part)
+            self._trim()
 
     def finish(self, message: Message, finish: str | None = "stop", error: str | None = None) -> None:
         """Mark an assistant message completed now, with its finish reason or error, and save it."""
@@ -567,5 +591,77 @@ class Transcript:
     def _forget(self, count: int) -> None:
         """Let go of the ``count`` oldest messages (the list keeps its identity: ``ctx.messages``)."""
         for old in self.messages[:count]:
-            self._part_ids.difference_update(part.id for part in old.parts)
+            for part in old.parts:
+                self._let_go(part)
         del self.messages[:count]
+
+    def _hold(self, part: Part) -> None:
+        """Count ``part`` (again, after a change) among the characters held."""
+        self._part_ids.add(part.id)
+        weight = part_size(part)
+        self.held += weight - self._weights.get(part.id, 0)
+        self._weights[part.id] = weight
+
+    def _let_go(self, part: Part) -> None:
+        self._part_ids.discard(part.id)
+        self.held -= self._weights.pop(part.id, 0)
+
+    def _trim(self) -> None:
+        """Past ``max_bytes``, let go of the oldest finished parts (a running tool call stays, and so
+        do the newest part and the last message), and of messages, but the last, left with none."""
+        if self.max_bytes is None or self.held <= self.max_bytes:
+            return
+        last = self.messages[-1] if self.messages else None
+        newest = last.parts[-1] if last is not None and last.parts else None
+        survivors = []
+        for message in self.messages:
+            if self.held > self.max_bytes:
+                kept = []
+                for part in message.parts:
+                    if self.held > self.max_bytes and not _open(part) and part is not newest:
+                        self._let_go(part)
+                    else:
+                        kept.append(part)
+                if len(kept) != len(message.parts):
+                    message.parts[:] = kept
+                    if not kept and message is not last:
+                        continue
+            survivors.append(message)
+        if len(survivors) != len(self.messages):
+            self.messages[:] = survivors  # the list keeps its identity (``ctx.messages``)
+
+
+def _open(part: Part) -> bool:
+    return isinstance(part, ToolCallPart) and part.status in ("pending", "running")
+
+
+def part_size(part: Part) -> int:
+    """About how many bytes ``part`` holds: the characters of its strings (tool input, output, error,
+    raw text, metadata, attachments' URLs; a text part's text), counted without serialising it."""
+    if isinstance(part, TextPart):
+        return len(part.text) + 64
+    if isinstance(part, FilePart):
+        return len(part.url) + len(part.filename or "") + 64
+    if not isinstance(part, ToolCallPart):
+        return 64
+    size = 64 + len(part.raw) + len(part.output or "") + len(part.error or "") + len(part.title or "")
+    size += _size(part.input) + _size(part.metadata)
+    return size + sum(len(item.url) + 64 for item in part.attachments)
+
+
+def _size(value: Any) -> int:
+    """The characters of the strings in a JSON-like value (walked without recursion: any depth)."""
+    size, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                size += len(key) if isinstance(key, str) else 8
+                stack.append(inner)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        else:
+            size += 8
+    return size

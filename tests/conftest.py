@@ -8,6 +8,7 @@ import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -172,6 +173,22 @@ def project(make_project: ProjectFactory) -> Project:
     kind of project gives its fixture another name (``shell_project``, ``plan_project``…), and a project
     directory is ``project_dir`` (or ``cli_env["project"]`` for the CLI)."""
     return make_project()
+
+
+@pytest.fixture
+def tool_context(project: Project) -> Callable[..., Any]:
+    """``tool_context(tool="probe", **changes)``: the context of a call made in a real session of
+    ``project`` (as :meth:`~opencode_cli.Session.context` gives it), with ``changes`` set on it, for a
+    test that runs a tool's wrap or its function itself."""
+    session = project.session()
+
+    def make(tool: str = "probe", **changes: Any) -> Any:
+        ctx = session.context(tool, None, changes.pop("abort", None))
+        for key, value in changes.items():
+            setattr(ctx, key, value)
+        return ctx
+
+    return make
 
 
 def write(path: Path, text: str) -> Path:

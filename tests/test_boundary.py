@@ -14,7 +14,7 @@ import pytest
 
 from opencode_cli.boundary import assert_external_directory, contains, external_pattern, is_inside
 from opencode_cli.config import find_worktree
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import RejectedError, ToolError
 from opencode_cli.project import Project
 from opencode_cli.session import Decision
@@ -38,8 +38,13 @@ def guard(
     bypass: bool = False,
 ) -> tuple[bool, Asks]:
     asks = Asks()
-    ctx = ToolContext(directory=directory, worktree=worktree, asker=asks)
-    asked = asyncio.run(assert_external_directory(ctx, target, kind=kind, bypass=bypass))  # type: ignore[arg-type]
+    project = Project(directory, env={"HOME": str(directory.parent)}, autoload_plugins=False)
+    try:
+        ctx = project.session().context("read", None)
+        ctx.directory, ctx.worktree, ctx.asker = directory, worktree, asks  # every ask recorded
+        asked = asyncio.run(assert_external_directory(ctx, target, kind=kind, bypass=bypass))  # type: ignore[arg-type]
+    finally:
+        project.close()
     assert asked == bool(asks)
     return asked, asks
 

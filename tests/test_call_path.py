@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opencode_cli import AbortSignal, ToolContext, tool
+from opencode_cli import AbortSignal, tool
 from opencode_cli.contract import AbortedError, unless_aborted
 from opencode_cli.truncate import ascending_id
 
 
-def where_it_ran(blocking: bool) -> tuple[int, int]:
+def where_it_ran(blocking: bool, tool_context: Any) -> tuple[int, int]:
     """``(thread the tool ran on, thread of the event loop)``."""
     seen: dict[str, int] = {}
 
@@ -29,27 +29,27 @@ def where_it_ran(blocking: bool) -> tuple[int, int]:
 
     async def main() -> None:
         seen["loop"] = threading.get_ident()
-        result = await probe.run({"text": "hi"}, ToolContext())
+        result = await probe.run({"text": "hi"}, tool_context())
         assert result.output == "hi"
 
     asyncio.run(main())
     return seen["tool"], seen["loop"]
 
 
-def test_a_plain_function_runs_in_a_worker_thread() -> None:
-    ran, loop = where_it_ran(blocking=True)
+def test_a_plain_function_runs_in_a_worker_thread(tool_context: Any) -> None:
+    ran, loop = where_it_ran(True, tool_context)
     assert ran != loop
 
 
-def test_a_non_blocking_function_runs_on_the_loop() -> None:
-    ran, loop = where_it_ran(blocking=False)
+def test_a_non_blocking_function_runs_on_the_loop(tool_context: Any) -> None:
+    ran, loop = where_it_ran(False, tool_context)
     assert ran == loop
 
 
-def test_an_abort_ends_a_waiting_call_as_aborted() -> None:
+def test_an_abort_ends_a_waiting_call_as_aborted(tool_context: Any) -> None:
     async def main() -> None:
         signal = AbortSignal()
-        ctx = ToolContext(abort=signal)
+        ctx = tool_context(abort=signal)
         started = asyncio.Event()
 
         async def forever() -> None:
@@ -66,10 +66,10 @@ def test_an_abort_ends_a_waiting_call_as_aborted() -> None:
     asyncio.run(main())
 
 
-def test_an_abort_after_the_call_ended_cancels_nothing_later() -> None:
+def test_an_abort_after_the_call_ended_cancels_nothing_later(tool_context: Any) -> None:
     async def main() -> str:
         signal = AbortSignal()
-        value = await unless_aborted(asyncio.sleep(0, result="done"), ToolContext(abort=signal))
+        value = await unless_aborted(asyncio.sleep(0, result="done"), tool_context(abort=signal))
         signal.abort()  # schedules nothing for this task: the callback was taken back when the call ended
         for _ in range(5):  # turns of the loop in which a stray cancellation would land
             await asyncio.sleep(0)
@@ -78,7 +78,7 @@ def test_an_abort_after_the_call_ended_cancels_nothing_later() -> None:
     assert asyncio.run(main()) == "done"
 
 
-def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
+def test_a_cancellation_from_outside_stays_a_cancellation(tool_context: Any) -> None:
     async def main() -> None:
         started = asyncio.Event()
 
@@ -86,7 +86,7 @@ def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
             started.set()
             await asyncio.Event().wait()
 
-        call = asyncio.ensure_future(unless_aborted(forever(), ToolContext()))
+        call = asyncio.ensure_future(unless_aborted(forever(), tool_context()))
         await started.wait()
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -95,7 +95,7 @@ def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
     asyncio.run(main())
 
 
-def test_work_that_turns_the_abort_into_its_own_error_ends_as_aborted() -> None:
+def test_work_that_turns_the_abort_into_its_own_error_ends_as_aborted(tool_context: Any) -> None:
     async def main() -> int:
         signal = AbortSignal()
         started = asyncio.Event()
@@ -107,7 +107,7 @@ def test_work_that_turns_the_abort_into_its_own_error_ends_as_aborted() -> None:
             except asyncio.CancelledError:
                 raise RuntimeError("connection reset") from None
 
-        call = asyncio.ensure_future(unless_aborted(tidy_then_fail(), ToolContext(abort=signal)))
+        call = asyncio.ensure_future(unless_aborted(tidy_then_fail(), tool_context(abort=signal)))
         await started.wait()
         signal.abort()
         with pytest.raises(AbortedError):
@@ -117,7 +117,7 @@ def test_work_that_turns_the_abort_into_its_own_error_ends_as_aborted() -> None:
     assert asyncio.run(main()) == 0
 
 
-def test_already_aborted_before_the_call() -> None:
+def test_already_aborted_before_the_call(tool_context: Any) -> None:
     async def main() -> None:
         signal = AbortSignal()
         signal.abort()
@@ -126,7 +126,7 @@ def test_already_aborted_before_the_call() -> None:
             await asyncio.Event().wait()
 
         with pytest.raises(AbortedError):
-            await unless_aborted(forever(), ToolContext(abort=signal))
+            await unless_aborted(forever(), tool_context(abort=signal))
 
     asyncio.run(main())
 

@@ -99,8 +99,8 @@ def asks() -> Asks:
 
 
 @pytest.fixture
-def ctx(tmp_path: Path, asks: Asks) -> ToolContext:
-    return ToolContext(asker=asks, truncator=Truncator(tmp_path / "out"), directory=tmp_path)
+def ctx(tool_context: Any, tmp_path: Path, asks: Asks) -> ToolContext:
+    return tool_context(asker=asks, truncator=Truncator(tmp_path / "out"), directory=tmp_path)
 
 
 def servers_fixture() -> Servers:
@@ -377,11 +377,10 @@ def test_denied_ask_lists_nothing(ctx: ToolContext, asks: Asks) -> None:
     assert servers.calls == []
 
 
-def test_long_listing_is_truncated_by_the_wrap(tmp_path: Path, asks: Asks) -> None:
+def test_long_listing_is_truncated_by_the_wrap(ctx: ToolContext) -> None:
     servers = Servers(
         {"big": Server(resources=[types.Resource(name=f"r{i}", uri=f"big://{i}") for i in range(600)])}
     )
-    ctx = ToolContext(asker=asks, truncator=Truncator(tmp_path / "out"), directory=tmp_path)
     result = run(servers, "list_mcp_resources", {}, ctx)
     assert result.metadata["truncated"] is True
     assert result.metadata["count"] == 600

@@ -28,8 +28,8 @@ def prefix(tool_id: str) -> str:
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(truncator=Truncator(tmp_path / "out"), directory=tmp_path)
+def ctx(tool_context: Any, tmp_path: Path) -> ToolContext:
+    return tool_context(truncator=Truncator(tmp_path / "out"), directory=tmp_path)
 
 
 def run(t: Tool, args: Any, ctx: ToolContext) -> ToolResult:

@@ -25,6 +25,7 @@ from opencode_cli.transcript import (
     TextPart,
     ToolCallPart,
     Transcript,
+    new_id,
     part_from_dict,
 )
 
@@ -511,3 +512,113 @@ def test_an_error_quoting_a_huge_argument_is_cut_short(make_project) -> None:
 
     assert part.status == "error" and len(part.text) < MAX_ERROR_CHARS + 100
     assert "characters) …" in part.text and part.text.endswith(": File name too long")
+
+
+# -- bounded in bytes ------------------------------------------------------------------------------------
+
+
+def test_parts_past_the_byte_bound_are_let_go_oldest_first_and_the_store_keeps_them(tmp_path: Path) -> None:
+    store = Store(tmp_path / "opencode.db")
+    transcript = Transcript(SessionInfo("s", "build", "/p"), store, max_bytes=50_000)
+    message = transcript.add_assistant("build")  # one message, no steps: every call is a part of it
+    for index in range(40):
+        part = transcript.add_part(message, ToolCallPart(f"call_{index}", "read", {"filePath": f"{index}"}))
+        part.running()
+        transcript.update_part(part)
+        part.complete("y" * 9_000)
+        transcript.update_part(part)
+        assert transcript.held <= 50_000
+
+    assert [p.call_id for p in message.parts] == [f"call_{i}" for i in range(35, 40)]
+    assert transcript.messages == [message]
+    stored = store.messages(transcript.info.id)
+    assert len(stored[0]["parts"]) == 40  # what memory let go of stays in the store
+    resumed = Transcript.load(store, transcript.info.id, max_bytes=20_000)
+    assert resumed is not None and [p.call_id for p in resumed.messages[0].parts] == ["call_38", "call_39"]
+
+
+def test_a_running_call_and_the_last_message_stay_however_big(tmp_path: Path) -> None:
+    transcript = Transcript(SessionInfo("s", "build", "/p"), max_bytes=1_000)
+    first = transcript.add_assistant("build")
+    transcript.add_part(first, TextPart("t" * 5_000))
+    running = transcript.add_part(first, ToolCallPart("call_big", "write", {"content": "c" * 5_000}))
+    running.running()
+    transcript.update_part(running)
+    assert first.parts == [running]  # the text went; the running call stays
+    second = transcript.add_user("u" * 3_000, "build")
+    assert transcript.messages == [first, second] and second.parts  # the last message keeps its part
+    running.complete("done")
+    transcript.update_part(running)
+    assert transcript.messages == [second] and transcript.held > 1_000  # only the last message is left
+
+
+def test_a_session_without_steps_holds_a_bounded_number_of_bytes(make_project, project_dir: Path) -> None:
+    """2 000 calls in one step would hold every read's 27 KB output; ``transcript.max_bytes`` bounds it,
+    and a remembered session's store keeps every call."""
+    import asyncio
+
+    from opencode_cli.session import ToolCall
+
+    (project_dir / "opencode.toml").write_text("[transcript]\nmax_bytes = 300_000\n")
+    (project_dir / "big.txt").write_text(("z" * 89 + "\n") * 300)
+    project = make_project()
+    with project.session(remember=True) as session:
+
+        async def calls() -> None:
+            for index in range(200):  # two offsets in turn: no three identical calls in a row
+                args = {"filePath": "big.txt", "offset": 1 + index % 2}
+                part = await session.dispatch(ToolCall("read", args))
+                assert part.status == "completed"
+                assert session.transcript.held <= 300_000
+
+        asyncio.run(calls())
+        held = [p for m in session.messages for p in m.parts]
+        assert 5 <= len(held) < 20
+        stored = project.store.messages(session.id)
+        assert sum(len(m["parts"]) for m in stored) >= 200
+
+
+def test_a_bad_byte_bound_is_warned_about(make_project, project_dir: Path, warnings: list[str]) -> None:
+    from opencode_cli.limits import TRANSCRIPT_BYTES
+
+    (project_dir / "opencode.toml").write_text('[transcript]\nmax_bytes = "lots"\n')
+    with make_project().session() as session:
+        assert session.transcript.max_bytes == TRANSCRIPT_BYTES
+    assert any("transcript.max_bytes" in warning for warning in warnings)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["call", "text", "step"]), st.integers(0, 3_000), st.booleans()),
+        max_size=40,
+    )
+)
+def test_what_is_held_stays_within_the_bound_but_for_running_calls_and_the_newest_part(
+    steps: list[tuple[str, int, bool]],
+) -> None:
+    """Whatever the sequence of calls, texts and steps: the characters held never pass ``max_bytes``
+    by more than the running calls and the newest part, and ``held`` is the sum of what is held."""
+    from opencode_cli.transcript import part_size
+
+    transcript = Transcript(SessionInfo("s", "build", "/p"), max_bytes=5_000)
+    message = transcript.add_assistant("build")
+    for kind, size, finish in steps:
+        if kind == "step":
+            message = transcript.add_assistant("build")
+        elif kind == "text":
+            transcript.add_part(message, TextPart("t" * size))
+        else:
+            call = ToolCallPart(new_id("call"), "read", {"filePath": "p" * size})
+            part = transcript.add_part(message, call)
+            part.running()
+            transcript.update_part(part)
+            if finish:
+                part.complete("o" * size)
+                transcript.update_part(part)
+        held = [p for m in transcript.messages for p in m.parts]
+        assert transcript.held == sum(part_size(p) for p in held)
+        running = [p for p in held if isinstance(p, ToolCallPart) and p.status == "running"]
+        newest = held[-1:] if held else []
+        allowance = sum(part_size(p) for p in {id(p): p for p in running + newest}.values())
+        assert transcript.held <= 5_000 + allowance

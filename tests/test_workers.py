@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from opencode_cli import ToolCall, hookimpl, tool
+from opencode_cli.context import ToolContext
 from opencode_cli.project import Project
 from opencode_cli.workers import Workers
 
@@ -119,3 +121,175 @@ def test_an_error_and_context_variables_cross_the_hop() -> None:
     finally:
         workers.close()
     assert workers.threads == 0
+
+
+# -- interrupted sync calls ----------------------------------------------------------------------------
+
+
+def test_an_interrupted_sync_tool_is_reported_only_once_its_thread_has_returned(
+    make_project: ProjectFactory,
+) -> None:
+    """The tool sees ``ctx.abort`` and finishes the write it is in; the call's report comes after that
+    write, never before it (nothing is written after the interruption was reported)."""
+    from opencode_cli.context import AbortSignal
+    from opencode_cli.contract import INTERRUPTED
+
+    events: list[str] = []
+    started = threading.Event()
+
+    @tool
+    def slow_write(name: str, ctx: ToolContext) -> str:
+        """Write a file once the call is aborted, in steps."""
+        started.set()
+        ctx.abort.wait(BOUND)
+        with open(ctx.resolve(name), "w") as out:
+            for _ in range(20):  # a write in progress is finished, one step after another
+                out.write("x" * 1000)
+                out.flush()
+                time.sleep(0.005)
+        events.append("written")
+        return "done"
+
+    project = _project(make_project, slow_write)
+
+    async def main() -> Any:
+        async with project.session() as session:
+            signal = AbortSignal()
+            call = asyncio.ensure_future(
+                session.dispatch(ToolCall("slow_write", {"name": "out.txt"}), abort=signal)
+            )
+            await asyncio.to_thread(started.wait, BOUND)
+            signal.abort()
+            part = await asyncio.wait_for(call, BOUND)
+            events.append("reported")
+            return part
+
+    part = asyncio.run(main())
+    assert part.status == "error" and part.error == INTERRUPTED
+    assert events == ["written", "reported"]
+    assert (project.directory / "out.txt").stat().st_size == 20_000
+
+
+def test_aborted_sync_calls_that_never_return_do_not_delay_fresh_calls(make_project: ProjectFactory) -> None:
+    """40 sync calls deaf to their abort (blocked on an event) are aborted: 64 fresh calls all complete
+    while those are still blocked. The aborted ones that ran are reported as abandoned after the grace;
+    the ones still queued never run."""
+    from opencode_cli.context import AbortSignal
+    from opencode_cli.contract import INTERRUPTED
+    from opencode_cli.workers import LIMIT
+
+    release = threading.Event()
+    arrived: list[int] = []
+    all_in = threading.Event()
+
+    @tool
+    def stuck(n: int) -> str:
+        """Block until released."""
+        arrived.append(n)
+        if len(arrived) == LIMIT:
+            all_in.set()
+        release.wait(BOUND)
+        return "late"
+
+    @tool
+    def quick(n: int) -> str:
+        """Answer at once."""
+        return str(n)
+
+    project = _project(make_project, stuck, quick)
+    project.workers.grace = 0.05
+
+    async def main() -> tuple[list[Any], list[Any], bool]:
+        async with project.session() as session:
+            signals = [AbortSignal() for _ in range(40)]
+            aborted = [
+                asyncio.ensure_future(session.dispatch(ToolCall("stuck", {"n": n}), abort=signal))
+                for n, signal in enumerate(signals)
+            ]
+            await asyncio.to_thread(all_in.wait, BOUND)  # the pool is full of them; the rest queue
+            for signal in signals:
+                signal.abort()
+            fresh = [session.dispatch(ToolCall("quick", {"n": n})) for n in range(64)]
+            done = await asyncio.wait_for(asyncio.gather(*fresh), BOUND / 2)
+            still_blocked = not release.is_set() and len(arrived) == LIMIT
+            reports = await asyncio.wait_for(asyncio.gather(*aborted), BOUND)
+            release.set()
+            return done, reports, still_blocked
+
+    try:
+        done, reports, still_blocked = asyncio.run(main())
+    finally:
+        release.set()
+    assert sorted(int(part.text) for part in done) == list(range(64)) and still_blocked
+    abandoned = [part for part in reports if "left running" in (part.error or "")]
+    assert len(abandoned) == LIMIT and all(part.error.startswith(INTERRUPTED) for part in abandoned)
+    assert [part.error for part in reports if part not in abandoned] == [INTERRUPTED] * (40 - LIMIT)
+    assert len(arrived) == LIMIT  # the queued ones never ran
+    assert project.workers.abandoned == LIMIT
+
+
+def test_a_cancelled_host_task_is_the_calls_abort(make_project: ProjectFactory) -> None:
+    """A host whose request is cancelled as a task (an MCP client's cancel) awaits the call through
+    :func:`~opencode_cli.loops.abort_on_cancel`: the tool sees ``ctx.abort``, and the cancellation
+    reaches the host once the call has ended."""
+    from opencode_cli.context import AbortSignal
+    from opencode_cli.loops import abort_on_cancel
+
+    seen: list[str] = []
+    started = threading.Event()
+
+    @tool
+    def attentive(ctx: ToolContext) -> str:
+        """Wait for the abort."""
+        started.set()
+        seen.append("aborted" if ctx.abort.wait(BOUND) else "timed out")
+        return "stopped"
+
+    project = _project(make_project, attentive)
+
+    async def main() -> AbortSignal:
+        async with project.session() as session:
+            signal = AbortSignal()
+            host = asyncio.ensure_future(
+                abort_on_cancel(session.execute("attentive", {}, abort=signal), signal)
+            )
+            await asyncio.to_thread(started.wait, BOUND)
+            host.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await host
+            assert seen == ["aborted"]  # the thread returned before the host heard of the end
+            return signal
+
+    assert asyncio.run(main()).reason == "cancelled"
+
+
+def test_ctrl_c_in_run_tool_is_the_calls_abort(make_project: ProjectFactory) -> None:
+    """``Session.run_tool`` from sync code: a SIGINT while it waits sets the call's abort, the tool sees
+    it and returns, and only then does ``KeyboardInterrupt`` reach the caller."""
+    import os
+    import signal
+
+    seen: list[str] = []
+    started = threading.Event()
+
+    @tool
+    def attentive(ctx: ToolContext) -> str:
+        """Wait for the abort."""
+        started.set()
+        seen.append("aborted" if ctx.abort.wait(BOUND) else "timed out")
+        return "stopped"
+
+    project = _project(make_project, attentive)
+
+    def interrupt() -> None:
+        started.wait(BOUND)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    helper = threading.Thread(target=interrupt)
+    helper.start()
+    with project.session() as session, pytest.raises(KeyboardInterrupt):
+        session.run_tool("attentive", {})
+    helper.join()
+    assert seen == ["aborted"]
+    part = session.messages[-1].parts[-1]
+    assert part.status == "error" and part.error == "[Tool execution was interrupted]"

@@ -84,8 +84,6 @@ async def run_script(code: str, ctx: ToolContext, limits: Limits | None = None) 
     from .sandbox import SERVICE_KEY, Cancelled, LimitExceeded, Limits, Sandbox, ScriptError, tools_module
 
     project, session = ctx.project, ctx.session
-    if project is None or session is None:
-        raise ToolError("execute runs only in a session of a project")
     limits = limits or Limits.from_config(project.config)
     bindings = bindings_for(project, session)
     if not bindings:

@@ -103,12 +103,10 @@ def _wait_bound(project: Project) -> float:
 async def after_edit(ctx: ToolContext, paths: Iterable[str]) -> Report:
     """Tell the servers of ``paths`` (files just written) their new text and collect the diagnostics.
 
-    Returns an empty :class:`Report` at once when no server handles any of them (or the call runs outside
-    a project). Never raises for a server's failure.
+    Returns an empty :class:`Report` at once when no server handles any of them. Never raises for a
+    server's failure.
     """
     project = ctx.project
-    if project is None:
-        return Report()
     from ..errors import ConfigError
     from .servers import matching
 

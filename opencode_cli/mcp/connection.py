@@ -355,6 +355,7 @@ class McpConnection(Service):
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         """Call a tool, bounded by the server's request timeout; a server that goes away during the call
         ends it at once with an error saying so (the next call connects again)."""
+        _sendable(arguments, f"the arguments of {name}")
         session = self._live()
         timeout = self.server.request_timeout
         return await self._unless_lost(
@@ -463,6 +464,7 @@ class McpConnection(Service):
 
     async def read_resource(self, uri: str) -> Any:
         """Read one resource, bounded by the server's request timeout."""
+        _sendable(uri, "the resource URI")
         session = self._live()
         return await self._unless_lost(
             asyncio.wait_for(session.read_resource(uri), self.server.request_timeout), "resources/read"
@@ -523,3 +525,15 @@ def _quiet_sdk_logs() -> None:
         if not sdk.handlers:
             sdk.addHandler(logging.NullHandler())
             sdk.propagate = False
+
+
+def _sendable(value: Any, what: str) -> None:
+    """Refuse a request the SDK could not write (its JSON must be Unicode: a lone surrogate is not),
+    with an error that says why, rather than a request that is never sent and never answered."""
+    from ..contract import hostile_value
+    from ..errors import ToolError
+
+    problem = hostile_value({"value": value})
+    if problem is not None:
+        where = problem.removeprefix('["value"]').lstrip(": ") or problem
+        raise ToolError(f"Cannot send {what} to the MCP server: {where}")

@@ -54,8 +54,17 @@ class McpTool(Tool):
         self._servers = servers
 
     def validate(self, args: Any) -> Any:
-        """The arguments as sent (the server validates them); anything but an object is ``{}``."""
-        return dict(args) if isinstance(args, Mapping) else {}
+        """The arguments as sent (the server validates them); anything but an object is ``{}``. What no
+        JSON-RPC message can carry (a lone surrogate, nesting past the limit) is refused here, with the
+        built-in tools' invalid-arguments text."""
+        from ..contract import InvalidArgumentsError, hostile_value
+
+        if not isinstance(args, Mapping):
+            return {}
+        problem = hostile_value(args)
+        if problem is not None:
+            raise InvalidArgumentsError(self.id, problem)
+        return dict(args)
 
     async def execute(self, params: Any, ctx: ToolContext) -> ToolResult:
         """Ask for the tool's permission, then call it on the server (reconnecting a lost server)."""

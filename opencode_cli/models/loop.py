@@ -11,7 +11,6 @@ session, so a run can be resumed). An abort stops the stream or the tools in fli
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import platform
 from collections.abc import Callable, Sequence
@@ -217,6 +216,7 @@ async def _request(
 async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: EventSink) -> RunResult:
     """The steps of a run: a request, its tool calls, again, until the model answers."""
     from ..contract import AbortedError
+    from ..loops import until_aborted
     from ..session import ToolCall
     from ..wire import render
     from . import compaction
@@ -235,7 +235,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         reply = _Reply(session, assistant, emit)
         stream = model.stream(messages, tools, params=params, headers=headers)
         try:
-            calls = await _until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+            calls = await until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
         except BaseException as error:
             reply.keep()
             session.transcript.finish(assistant, None, error=_error_name(error))
@@ -257,7 +257,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
             emit("tool-end", {**part.as_dict(), "rejected": rejected(part)})
             return part
 
-        parts = await _until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
+        parts = await until_aborted(asyncio.gather(*(dispatch(call) for call in calls)), abort)
         if abort.aborted:
             raise AbortedError()
         if not go_on_after_rejection and any(map(rejected, parts)):
@@ -267,7 +267,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
             model, reply.finish and reply.finish.usage
         ):
             emit("compaction", {"tokens": compaction.tokens(reply.finish.usage)})
-            await _until_aborted(compaction.compact(session, model, auto=True), abort)
+            await until_aborted(compaction.compact(session, model, auto=True), abort)
 
 
 def rejected(part: ToolPart) -> bool:
@@ -328,24 +328,3 @@ def _error_name(error: BaseException) -> str:
     if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):
         return "MessageAbortedError"
     return "APIError" if isinstance(error, Exception) else "UnknownError"
-
-
-async def _until_aborted(work: Any, abort: AbortSignal) -> Any:
-    """Await ``work``; cancel it and raise :class:`~opencode_cli.contract.AbortedError` on abort."""
-    from ..contract import AbortedError
-
-    task = asyncio.ensure_future(work)
-    aborted = asyncio.ensure_future(abort.wait_async())
-    try:
-        done, _ = await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        task.cancel()
-        raise
-    finally:
-        aborted.cancel()
-    if task not in done:
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
-        raise AbortedError()
-    return task.result()

@@ -80,10 +80,14 @@ class Portal:
                 f"Portal.{what}() called from the portal's own thread would deadlock; await instead"
             )
 
-    def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    def call(
+        self, fn: Callable[..., Awaitable[T]], *args: Any, interrupt: Callable[[], None] | None = None
+    ) -> T:
         """Run ``fn(*args)`` on the portal's loop and wait for its result; its exceptions propagate.
 
-        An interruption of the wait (KeyboardInterrupt) cancels the coroutine and is re-raised.
+        An interruption of the wait (KeyboardInterrupt) calls ``interrupt()`` (a call's abort) and waits
+        for the coroutine to end, then is re-raised; without ``interrupt``, or on a second interruption,
+        the coroutine is cancelled.
         """
         import asyncio
 
@@ -94,6 +98,16 @@ class Portal:
         future = asyncio.run_coroutine_threadsafe(fn(*args), loop)  # type: ignore[arg-type]
         try:
             return future.result()
+        except KeyboardInterrupt:
+            if interrupt is None:
+                future.cancel()
+                raise
+            interrupt()
+            try:
+                future.exception()  # the call ends as interrupted: its outcome is not the caller's
+            except BaseException:
+                future.cancel()  # interrupted again (or the wait failed): cut it short
+            raise
         except BaseException:
             future.cancel()  # a no-op when the coroutine itself raised
             raise

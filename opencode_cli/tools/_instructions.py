@@ -163,12 +163,8 @@ def _claim(ctx: ToolContext, path: str) -> bool:
 
 
 def _store_of(ctx: ToolContext) -> Any:
-    """The store keeping what a remembered session was shown, or ``None`` (no session, not remembered)."""
-    session = ctx.session
-    if session is None or not getattr(session, "remember", False):
-        return None
-    project = ctx.project if ctx.project is not None else getattr(session, "project", None)
-    return getattr(project, "store", None)
+    """The store keeping what a remembered session was shown, or ``None`` (a session not remembered)."""
+    return ctx.project.store if ctx.session.remember else None
 
 
 def _read_text(ctx: ToolContext, path: str) -> str | None:

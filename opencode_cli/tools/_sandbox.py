@@ -33,14 +33,11 @@ class Sandboxed:
 
 def settings_of(ctx: ToolContext) -> sandbox.Settings:
     """The sandbox settings the call runs under (the project's config, then ``OPENCODE_SANDBOX``)."""
-    data = ctx.project.config.data if ctx.project is not None else {}
-    return sandbox.settings(data, ctx.env)
+    return sandbox.settings(ctx.project.config.data, ctx.env)
 
 
 def _rules(ctx: ToolContext) -> list[Rule]:
     session = ctx.session
-    if session is None:
-        return []
     return merge(session.agent.permission, session.rules)
 
 

@@ -166,8 +166,6 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     if not os.path.isfile(path):  # a directory is not a file either (OpenCode: Bun.file().exists())
         raise ToolError(f"File not found: {path}")
     project = ctx.project
-    if project is None:
-        raise ToolError(NO_SERVER)
     from ..errors import ConfigError
     from ..lsp.servers import LspServers, matching
 

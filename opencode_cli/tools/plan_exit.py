@@ -78,12 +78,7 @@ async def execute(params: PlanExitParameters, ctx: ToolContext) -> ToolResult:
     if answer[:1] != [YES]:  # "No", or nothing chosen
         raise QuestionDismissedError()
     text = f"The plan at {plan} has been approved, you can now edit files. Execute the plan"
-    if ctx.session is not None:
-        ctx.session.transcript.add_user(text, "build", ctx.model, synthetic=True)
-    else:
-        ctx.messages.append(
-            {"role": "user", "agent": "build", "model": ctx.model, "synthetic": True, "text": text}
-        )
+    ctx.session.transcript.add_user(text, "build", ctx.model, synthetic=True)
     return ToolResult(title=TITLE, output=OUTPUT, metadata={})
 
 

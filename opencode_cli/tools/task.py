@@ -63,8 +63,6 @@ async def execute(params: TaskParameters, ctx: ToolContext) -> ToolResult:
     from ..errors import OpencodeError
 
     session, project = ctx.session, ctx.project
-    if session is None or project is None:
-        raise ToolError("The task tool needs a session to start a subagent from.")
     if getattr(params, "background", None):
         if not project.flags.experimental_background_subagents:
             raise ToolError("Background subagents require OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS=true")

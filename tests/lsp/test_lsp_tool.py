@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from _lsp_servers import configure
 
 from opencode_cli import ToolError
@@ -202,15 +201,6 @@ def test_a_server_command_that_does_not_exist_is_a_clear_error(
         assert isinstance(result, ToolError)
         assert "no-such-language-server-xyz" in str(result)
         assert "No such file or directory" in str(result)
-
-
-def test_without_a_project_there_is_no_server(py_project: Path) -> None:
-    from opencode_cli.context import ToolContext
-    from opencode_cli.tools.lsp import execute, parameters
-
-    ctx = ToolContext(directory=py_project)
-    with pytest.raises(ToolError, match=r"No LSP server available for this file type\."):
-        run(execute(parameters()(**at("hover", "main.py", 3, 7)), ctx))
 
 
 def test_description_and_parameters(make_project: ProjectFactory, lsp_env: dict[str, str]) -> None:

@@ -311,22 +311,26 @@ def test_an_always_answer_allows_only_the_client_that_gave_it(server: HttpServer
     assert asked == {"first": 1, "second": 1}
 
 
-def test_a_directory_with_a_name_that_is_not_utf8_is_listed_escaped(
+def test_a_directory_with_a_name_that_is_not_utf8_is_listed_as_glob_lists_it(
     server: HttpServer, project: Path
 ) -> None:
+    """The name shows U+FFFD for its byte that is not UTF-8 (as ``glob`` lists it), and that form read
+    back reaches the file."""
     folder = project / "odd"
     folder.mkdir()
     (folder / "fine.txt").write_text("x")
-    with open(os.path.join(os.fsencode(folder), b"bad-\xff.txt"), "w"):
-        pass
+    with open(os.path.join(os.fsencode(folder), b"bad-\xff.txt"), "w") as out:
+        out.write("odd content\n")
 
-    async def main() -> Any:
+    async def main() -> tuple[Any, Any]:
         async with server.session() as session:
-            return await session.call_tool("read", {"filePath": "odd"})
+            listed = await session.call_tool("read", {"filePath": "odd"})
+            return listed, await session.call_tool("read", {"filePath": "odd/bad-\ufffd.txt"})
 
-    result = run(main())
+    result, back = run(main())
     assert not result.is_error, text_of(result)
-    assert "bad-\\xff.txt" in text_of(result) and "fine.txt" in text_of(result)
+    assert "bad-\ufffd.txt" in text_of(result) and "fine.txt" in text_of(result)
+    assert not back.is_error and "1: odd content" in text_of(back)
 
 
 def test_a_body_over_the_limit_is_refused_and_the_server_serves_on(server: HttpServer) -> None:

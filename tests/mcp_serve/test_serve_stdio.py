@@ -498,16 +498,18 @@ def test_a_directory_with_a_name_that_is_not_utf8_does_not_kill_the_server(
     import os
 
     (project / "odd").mkdir()
-    with open(os.path.join(os.fsencode(project / "odd"), b"bad-\xff.txt"), "w"):
-        pass
+    with open(os.path.join(os.fsencode(project / "odd"), b"bad-\xff.txt"), "w") as out:
+        out.write("odd content\n")
 
-    async def main() -> tuple[Any, Any]:
+    async def main() -> tuple[Any, Any, Any]:
         async with stdio_session(project, env) as session:
             listed = await session.call_tool("read", {"filePath": "odd"})
-            return listed, await session.call_tool("read", {"filePath": "notes.txt"})
+            back = await session.call_tool("read", {"filePath": "odd/bad-\ufffd.txt"})  # as listed
+            return listed, back, await session.call_tool("read", {"filePath": "notes.txt"})
 
-    listed, after = run(main())
-    assert not listed.is_error and "bad-\\xff.txt" in text_of(listed)
+    listed, back, after = run(main())
+    assert not listed.is_error and "bad-\ufffd.txt" in text_of(listed)  # as glob lists it too
+    assert not back.is_error and "1: odd content" in text_of(back)
     assert "beta needle" in text_of(after)
 
 

@@ -38,6 +38,9 @@ class PatchHarness(Harness):
     async def run_async(self, text: str, **changes: Any) -> ToolResult:  # type: ignore[override]
         return await super().run_async({"patchText": text}, **changes)
 
+    def run(self, text: str, **changes: Any) -> ToolResult:  # type: ignore[override]
+        return super().run({"patchText": text}, **changes)
+
     def fails(self, text: str) -> str:
         return self.error(text)  # type: ignore[arg-type]
 

@@ -20,7 +20,7 @@ import pytest
 from _harness import Harness
 
 from opencode_cli import Project
-from opencode_cli.context import AbortSignal, PermissionRequest, ToolContext
+from opencode_cli.context import AbortSignal, PermissionRequest
 from opencode_cli.contract import AbortedError
 from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.flags import Flags
@@ -266,10 +266,10 @@ def test_invalid_timeout_values_are_rejected(bash: Harness) -> None:
         bash.run({"timeout": 1000})
 
 
-def test_negative_timeout_when_validation_is_bypassed() -> None:
+def test_negative_timeout_when_validation_is_bypassed(bash: Harness) -> None:
     params = bash_module.parameters().model_construct(command="true", timeout=-3, workdir=None)
     with pytest.raises(ToolError, match=r"Invalid timeout value: -3\. Timeout must be a positive number\."):
-        asyncio.run(bash_module.execute(params, ToolContext()))
+        asyncio.run(bash_module.execute(params, bash.context()))
 
 
 def test_unparsable_command_fails_before_asking(bash: Harness) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from opencode_cli import Project
-from opencode_cli.context import PermissionRequest, ToolContext
+from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import RejectedError, ToolError
 from opencode_cli.tools import _shell
 
@@ -252,13 +252,8 @@ def test_adversarial_command(
         requests.append(request)
         raise RejectedError()
 
-    context = ToolContext(
-        directory=project.directory,
-        worktree=project.worktree,
-        asker=reject,
-        truncator=project.truncator,
-        env=project.env,
-    )
+    context = project.session().context("bash", None)
+    context.asker = reject  # every ask is recorded and rejected
     command = fill(case.command, world)
     tool = project.registry.get("bash").tool.load()
     if case.refused:
@@ -349,9 +344,8 @@ def test_ordinary_command_asks_no_external_directory(
         requests.append(request)
         raise RejectedError()
 
-    context = ToolContext(
-        directory=root, worktree=project.worktree, asker=reject, truncator=project.truncator, env=project.env
-    )
+    context = project.session().context("bash", None)
+    context.asker = reject  # every ask is recorded and rejected
     tool = project.registry.get("bash").tool.load()
     with pytest.raises(RejectedError):
         asyncio.run(tool.run({"command": command}, context))

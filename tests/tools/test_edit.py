@@ -617,18 +617,18 @@ def test_edits_from_threads_are_serialised(harness: Harness, root: Path) -> None
 CHILD_EDITS = """
 import asyncio, sys
 from pathlib import Path
-from opencode_cli.context import ToolContext
+from opencode_cli import Project
 from opencode_cli.contract import define
-from opencode_cli.truncate import Truncator
 
 root, marker, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 tool = define("edit", "opencode_cli.tools.edit:init").load()
+session = Project(root, autoload_plugins=False).session()
 print("ready", flush=True)
 sys.stdin.readline()
 
 async def main():
     for i in range(count):
-        ctx = ToolContext(directory=root, worktree=root, truncator=Truncator(root / ".out"))
+        ctx = session.context("edit", None)
         await tool.run(
             {"filePath": str(root / "shared.txt"), "oldString": f"{marker}{i:02d}: todo",
              "newString": f"{marker}{i:02d}: done"},

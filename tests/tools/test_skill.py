@@ -15,7 +15,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from opencode_cli import Project
-from opencode_cli.context import ToolContext
 from opencode_cli.errors import ConfigError, DeniedError, ToolError
 from opencode_cli.permission import Rule
 from opencode_cli.skills import (
@@ -203,12 +202,13 @@ def test_skills_without_a_description_are_warned_about_and_not_loadable(
     ]
 
 
-def test_tool_built_without_a_project_finds_skills_from_the_context(root: Path, env: dict[str, str]) -> None:
+def test_the_tool_finds_skills_from_the_context(project: Project, root: Path, env: dict[str, str]) -> None:
     from opencode_cli.tools import skill as skill_module
 
     skill_file(root / ".opencode" / "skill" / "ctx-skill", "ctx-skill", "From the context.")
     definition = skill_module.init()
-    ctx = ToolContext(directory=root, worktree=root, env=env)
+    ctx = project.session().context("skill", None)
+    ctx.env = env
     result = asyncio.run(definition["execute"](skill_module.parameters()(name="ctx-skill"), ctx))
     assert result.metadata["dir"] == str(root / ".opencode" / "skill" / "ctx-skill")
 

@@ -150,11 +150,10 @@ def test_list_survives_a_new_project_object(project: Project, make_project: Any)
 
 def test_store_is_found_from_the_context_environment(project: Project, tmp_path: Path) -> None:
     """The tool writes where the call's environment points, like Project.store."""
-    from opencode_cli.context import ToolContext
-
     tool = project.registry.get("todowrite").tool.load()
     data = tmp_path / "elsewhere"
-    ctx = ToolContext(session_id="ses_ctx", env={"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)})
+    ctx = project.session(id="ses_ctx").context("todowrite", None)
+    ctx.env = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
     asyncio.run(tool.run({"todos": [item("x")]}, ctx))
     assert Store(data / "opencode" / "opencode.db").todos("ses_ctx") == [item("x")]
 

@@ -326,22 +326,22 @@ CRASH_CHILD = (
 import asyncio, sys
 from pathlib import Path
 from opencode_cli import files
-from opencode_cli.context import ToolContext
+from opencode_cli import Project
 from opencode_cli.contract import define
-from opencode_cli.truncate import Truncator
 
 root, operations = Path(sys.argv[1]), int(sys.argv[2])
 write_tool = define("write", "opencode_cli.tools.write:init").load()
 edit_tool = define("edit", "opencode_cli.tools.edit:init").load()
 texts = {k: versions(k) for k in range(4)}
 state = {k: 0 for k in range(4)}
+session = Project(root, autoload_plugins=False).session()
 print("ready", flush=True)
 
 async def main():
     for i in range(operations):
         k = (2, 1, 3, 0)[i % 4]  # a direct write, the edit tool, a direct write, the write tool
         path = root / f"f{k}.txt"
-        ctx = ToolContext(directory=root, worktree=root, truncator=Truncator(root / ".out"))
+        ctx = session.context("write", None)
         after = 1 - state[k]
         if k == 0:  # the write tool
             await write_tool.run({"filePath": str(path), "content": texts[k][after]}, ctx)
