@@ -26,7 +26,7 @@ Each public method (a name not starting with ``_``, defined by the subclass) is 
 ``@tool`` describes a function: the docstring (or a ``.txt`` file named after the tool beside the module),
 the typed parameters, ``ctx`` injected. ``setup`` and ``teardown`` may be plain or ``async``; plain ones run
 in a worker thread. ``setup`` may take one argument, ``project``: the project that owns the toolbox (its
-``env``, ``directory``, ``config``; ``None`` for a call made without a project).
+``env``, ``directory``, ``config``).
 
 A tool file's toolbox (a subclass defined there, or an instance) names its tools after the file
 (``notes.py``: ``notes_add``), as the file's other tools are named. An instance is also a plugin:
@@ -142,21 +142,13 @@ class ToolboxTool(Tool):
         return f"toolbox {type(self.box).__qualname__} ({self.source.describe()})"
 
     async def execute(self, params: Any, ctx: ToolContext) -> Any:
-        """Call the method on the running toolbox (without a project: on one set up for this call)."""
+        """Call the method on the project's running toolbox (set up on the first call)."""
         async with self._running(ctx) as box:
             return await self._invoke(getattr(box, self.method), params, ctx)
 
     @contextlib.asynccontextmanager
     async def _running(self, ctx: ToolContext) -> AsyncIterator[Toolbox]:
         project = ctx.project
-        if project is None:
-            service = ToolboxService(self.box, self.service_key, None)
-            await service.start()
-            try:
-                yield self.box
-            finally:
-                await service.stop()
-            return
         services = project.services
         key = self.service_key
         current = services.peek(key)
@@ -170,7 +162,7 @@ class ToolboxTool(Tool):
 class ToolboxService(Service):
     """A toolbox as a project's service: :meth:`start` runs its setup, :meth:`stop` its teardown."""
 
-    def __init__(self, box: Toolbox, name: str, project: Project | None) -> None:
+    def __init__(self, box: Toolbox, name: str, project: Project) -> None:
         self.box = box
         self.name = name
         self.project = project

@@ -150,14 +150,6 @@ def test_a_plugin_registering_the_class_gives_each_project_its_own(make_project:
     assert first.registry.get("counter_add").tool.box is not second.registry.get("counter_add").tool.box
 
 
-def test_without_a_project_a_call_sets_up_and_tears_down(tmp_path: Path) -> None:
-    events: list[str] = []
-    [add, *_] = Counter(events).tools()
-    result = asyncio.run(add.run({"amount": 1}, ToolContext(directory=str(tmp_path))))
-    assert result.output == "total 1"
-    assert events == ["setup without a project", "teardown"]
-
-
 NOTES_FILE = """
 from pathlib import Path
 
