@@ -64,7 +64,12 @@ class McpTool(Tool):
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
         result = await connection.call_tool(self.remote_name, params)
-        return tool_result(result)
+        mapped = tool_result(result)
+        structured = getattr(result, "structured_content", None)
+        if self.output_schema is not None and structured is not None:
+            # what the output schema describes, for code mode (the model gets the text as before)
+            mapped.metadata["structuredContent"] = structured
+        return mapped
 
 
 class McpSource(Source):
