@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..services import Service
-from .credentials import AuthenticationNeeded
 from .stdio import quote
 
 if TYPE_CHECKING:
@@ -180,7 +179,13 @@ class McpConnection(Service):
                 wait.cancel()
 
     def _start_failure(self, error: BaseException, timed_out: bool) -> str:
-        """Why the start failed, from what is known of the process once it is stopped."""
+        """Why the start failed, from what is known of the process once it is stopped (or of the
+        authorization: a server may take ``initialize`` without a token and refuse ``tools/list``)."""
+        if self.auth is not None and self.auth.refused:
+            return self.auth.take_refusal() or ""
+        oauth = _oauth_failure(error) if self.server.type == "remote" else None
+        if oauth is not None:
+            return oauth
         process = self.process
         if timed_out:
             reason = f"no answer within {self.server.connect_timeout:g} s"
@@ -225,7 +230,7 @@ class McpConnection(Service):
         if self.server.type == "remote":
             from .oauth import auth_for
 
-            self.auth = auth_for(self.server, self.env)
+            self.auth = auth_for(self.server, self.env, self.directory)
         failure: Exception | None = None
         for name, open_transport in transports:
             attempt = contextlib.AsyncExitStack()
@@ -237,8 +242,8 @@ class McpConnection(Service):
                     await attempt.aclose()
                 if not isinstance(error, Exception):
                     raise
-                if self.auth is not None and self.auth.refused:
-                    raise AuthenticationNeeded(self.name) from None  # no transport helps: sign in first
+                if self.auth is not None and self.auth.refused:  # no transport helps: sign in first
+                    raise StartError(self.auth.take_refusal()) from None
                 failure = failure or error
                 continue
             self.transport = name
@@ -404,9 +409,11 @@ class McpConnection(Service):
 
         from ..errors import ToolError
 
-        if self.auth is not None and self.auth.refused:  # the token is refused: sign in again
-            self.lost = str(AuthenticationNeeded(self.name))
-            return ToolError(f'MCP server "{self.name}" {self.lost}')
+        if self.auth is not None and self.auth.refused:  # the token is refused: sign in (again)
+            signed_out, refusal = self.auth.signed_out, self.auth.take_refusal()
+            if signed_out:
+                self.lost = refusal
+            return ToolError(f'MCP server "{self.name}" {refusal}')
         code = getattr(error, "code", None)
         if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
             await self._check_alive()
@@ -488,6 +495,25 @@ def _request_error(error: BaseException) -> str:
     if isinstance(code, int) and hasattr(error, "message"):
         return f"MCP error {code}: {error.message}"  # type: ignore[attr-defined]
     return _describe(error)
+
+
+def _oauth_failure(error: BaseException) -> str | None:
+    """``OAuth failed: …`` for an error of the SDK's OAuth flow (a token endpoint that refuses the client's
+    credentials, an unreadable private key) anywhere in ``error``; ``None`` if there is none."""
+    from mcp.client.auth import OAuthFlowError
+
+    from .oauth import MachineAuthFailed
+
+    pending = [error]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, OAuthFlowError | MachineAuthFailed):
+            return f"OAuth failed: {current}"
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        elif current.__cause__ is not None:
+            pending.append(current.__cause__)
+    return None
 
 
 def _describe(error: BaseException) -> str:
