@@ -68,6 +68,9 @@ class McpConnection(Service):
         """One-line reports about the server (a line it printed that is not JSON-RPC)."""
         self.auth: Any = None
         """A remote server's OAuth (:class:`.oauth.Guard`), or ``None``."""
+        self._asks: list[Any] = []
+        """The calls in progress that can answer the server's requests (:class:`.asks.CallAsks`), oldest
+        first: a server's elicitation or sampling request goes to the first."""
         self._leave: asyncio.Event | None = None
         self._kill = False
         self._ready = False
@@ -265,6 +268,8 @@ class McpConnection(Service):
                 write,
                 message_handler=self._on_message,
                 client_info=Implementation(name="opencode-cli", version=__version__),
+                elicitation_callback=self._on_elicitation,
+                sampling_callback=self._on_sampling,
             )
         )
         initialized = await session.initialize()
@@ -343,6 +348,38 @@ class McpConnection(Service):
                 self.tools = await self._list_tools()
                 if self.on_change is not None:
                     self.on_change()
+
+    # -- what the server asks of us (elicitation, sampling): see .asks ------------------------------
+
+    @contextlib.contextmanager
+    def answering(self, asks: Any) -> Any:
+        """While the block runs (a call), the server's requests are answered by ``asks`` (a
+        :class:`~.asks.CallAsks`) unless an older call is still running."""
+        self._asks.append(asks)
+        try:
+            yield
+        finally:
+            self._asks.remove(asks)
+
+    async def _on_elicitation(self, context: Any, params: Any) -> Any:
+        """``elicitation/create``: answered for the oldest call in progress; ``decline`` outside a call
+        (nobody to ask)."""
+        from mcp.types import ElicitResult
+
+        if not self._asks:
+            return ElicitResult(action="decline")
+        return await self._asks[0].elicit(params)
+
+    async def _on_sampling(self, context: Any, params: Any) -> Any:
+        """``sampling/createMessage``: answered with the model of the oldest call's session, once
+        allowed; refused outside a call."""
+        from mcp.types import INVALID_REQUEST, ErrorData
+
+        if not self._asks:
+            return ErrorData(
+                code=INVALID_REQUEST, message="Sampling refused: no call of this server is in progress"
+            )
+        return await self._asks[0].sample(params)
 
     # -- requests ----------------------------------------------------------------------------------
 

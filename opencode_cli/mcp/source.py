@@ -59,11 +59,13 @@ class McpTool(Tool):
 
     async def execute(self, params: Any, ctx: ToolContext) -> ToolResult:
         """Ask for the tool's permission, then call it on the server (reconnecting a lost server)."""
+        from .asks import CallAsks
         from .content import tool_result
 
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
-        result = await connection.call_tool(self.remote_name, params)
+        with connection.answering(CallAsks(self.server, ctx)):  # its elicitation and sampling requests
+            result = await connection.call_tool(self.remote_name, params)
         mapped = tool_result(result)
         structured = getattr(result, "structured_content", None)
         if self.output_schema is not None and structured is not None:
