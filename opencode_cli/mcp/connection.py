@@ -392,11 +392,22 @@ class McpConnection(Service):
             )
         return self.session
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], on_task: Callable[[str, str | None], None] | None = None
+    ) -> Any:
         """Call a tool, bounded by the server's request timeout; a server that goes away during the call
-        ends it at once with an error saying so (the next call connects again)."""
+        ends it at once with an error saying so (the next call connects again). A tool that declares
+        ``taskSupport = "required"`` runs as a task (:mod:`.tasks`), its statuses reported to
+        ``on_task(status, message)``."""
+        from . import tasks
+
         session = self._live()
         timeout = self.server.request_timeout
+        listed = next((tool for tool in self.tools if tool.name == name), None)
+        if listed is not None and tasks.required(listed, self.capabilities):
+            return await self._unless_lost(
+                tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
+            )
         return await self._unless_lost(
             session.call_tool(name, arguments, read_timeout_seconds=timeout), "tools/call"
         )
