@@ -127,7 +127,7 @@ def _question(key: str, prop: Mapping[str, Any], required: bool, header: str) ->
         for label, value in items:
             options.append({"label": label, "description": "default" if value in chosen else ""})
             values[label] = value
-    elif (enum := _choices(prop)) is not None:
+    elif enum := _choices(prop):  # an empty enum offers nothing to choose: free text
         custom = False
         for label, value in enum:
             options.append({"label": label, "description": "default" if value == default else ""})
@@ -214,11 +214,12 @@ async def ask_with_questions(
         return ElicitAnswer("accept")
     schema = request.schema or {}
     properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
-    required = set(schema.get("required") or [])
+    listed = schema.get("required")
+    required = {key for key in listed if isinstance(key, str)} if isinstance(listed, list) else set()
     content: dict[str, Any] = {}
     count = len(properties)
     for index, (key, prop) in enumerate(properties.items(), 1):
-        prop = prop if isinstance(prop, Mapping) else {}
+        key, prop = str(key), prop if isinstance(prop, Mapping) else {}
         position = f"{header} ({index}/{count})" if count > 1 else header
         question, values = _question(key, prop, key in required, position)
         while True:

@@ -575,7 +575,11 @@ async def sign_in(
     stored = provider.context.storage
     if isinstance(stored, _StoredCredentials) and stored.fresh:  # no tokens came: nothing asked for them
         raise SignInFailed(f"{server.url} did not ask to sign in (it answers without OAuth)")
-    credentials.update(server.name, server.url, {"scopeRequired": None}, credentials.credentials_path(env))
+    if credentials.entry_for(server.name, server.url, credentials.credentials_path(env)).get("scopeRequired"):
+        # asked for and granted: nothing is owed any more
+        credentials.update(
+            server.name, server.url, {"scopeRequired": None}, credentials.credentials_path(env)
+        )
 
 
 def _sign_in_error(error: BaseException) -> Exception:

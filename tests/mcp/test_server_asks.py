@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import tomli_w
 from _mcp_servers import SERVERS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
 
@@ -199,3 +201,42 @@ def test_a_sampling_rule_in_config_is_known(make_project: Any, project_dir: Path
     configure(project_dir, permission={"mcp_sampling": {"asking": "deny"}})
     part = call(make_project(), "haiku", {"topic": "x"}, model="local/none")
     assert part.status == "error" and "Sampling refused" in part.error
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+_field = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["string", "integer", "number", "boolean", "array", "object"]) | _json,
+        "enum": _json,
+        "oneOf": _json,
+        "default": _json,
+        "items": _json,
+        "title": _json,
+        "description": _json,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    properties=st.dictionaries(st.text(min_size=1, max_size=8), _field | _json, max_size=4),
+    required=_json,
+    replies=st.lists(st.none() | st.lists(st.text(max_size=6), max_size=3), max_size=12),
+)
+def test_any_schema_a_server_sends_gets_an_answer(properties: Any, required: Any, replies: list[Any]) -> None:
+    """Whatever schema a server sends and whatever the user types, the prompt ends with an answer."""
+    pending = iter([[["Answer"]], *[None if reply is None else [reply] for reply in replies]])
+
+    async def ask(questions: list[dict[str, Any]]) -> Any:
+        return next(pending, None)
+
+    request = Elicitation("s", "m", schema={"type": "object", "properties": properties, "required": required})
+    answer = asyncio.run(ask_with_questions(ask, request, note=lambda text: None))
+    assert answer.action in ("accept", "cancel")
+    if answer.action == "accept":
+        assert set(answer.content or {}) <= {str(key) for key in properties}
