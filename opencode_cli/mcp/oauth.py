@@ -142,29 +142,30 @@ class _StoredCredentials:
 
 
 class _ClientMetadata(OAuthClientMetadata):
-    """Client metadata that always asks for the configured ``scope`` and any scope a server asked for
-    since (``scopeRequired``, stored by :class:`Guard`), besides what the server names on a challenge
-    (the SDK would otherwise ask for the challenged scope alone)."""
+    """Client metadata that asks for the configured ``scope`` when the server names none (the SDK would
+    otherwise ask for no scope at all), and always adds a scope a server asked for since
+    (``scopeRequired``, stored by :class:`Guard`) to what the server names on a challenge."""
 
     _configured_scope: str | None = PrivateAttr(default=None)
+    _required_scope: str | None = PrivateAttr(default=None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "scope":
-            value = union_scopes(value, self._configured_scope) if value else self._configured_scope
+            value = union_scopes(value or self._configured_scope, self._required_scope)
         super().__setattr__(name, value)
 
 
 def _metadata(server: ServerConfig, redirect: str, required: str | None = None) -> OAuthClientMetadata:
-    wanted = union_scopes(server.oauth.scope, required)
     metadata = _ClientMetadata(
         client_name=CLIENT_NAME,
         redirect_uris=[AnyUrl(redirect)],
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="none",  # a registered client is public: PKCE, no secret
-        scope=wanted,
     )
-    metadata._configured_scope = wanted
+    metadata._configured_scope = server.oauth.scope
+    metadata._required_scope = required
+    metadata.scope = None  # the configured and required scopes, until a challenge names one
     return metadata
 
 

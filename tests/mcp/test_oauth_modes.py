@@ -95,8 +95,12 @@ def test_a_server_that_keeps_refusing_is_reported_not_retried(
     start_server: Any, project_dir: Path, cli_env: dict[str, str], callback_port: int
 ) -> None:
     server = start_server("--stubborn")
-    configure(project_dir, server.url, oauth={"scope": "tools admin"})
+    configure(project_dir, server.url)
     sign_in(project_dir, cli_env, callback_port)
+    first = call(project_dir, cli_env, "admin")
+    assert 'it asks for scope "tools admin"' in first.stderr + first.stdout
+    again = sign_in(project_dir, cli_env, callback_port)
+    assert "scope=tools+admin" in again.url
 
     refused = call(project_dir, cli_env, "admin")
 
@@ -104,10 +108,8 @@ def test_a_server_that_keeps_refusing_is_reported_not_retried(
     said = refused.stderr + refused.stdout
     assert 'refused the request for lack of scope "tools admin", which its token already has' in said
     assert "Traceback" not in said
-    assert server.control("grants")["refused_admin"] == 1  # asked once, not again
-    assert "scopeRequired" not in json.loads(credentials_file(cli_env).read_text())["secure"] or (
-        json.loads(credentials_file(cli_env).read_text())["secure"]["scopeRequired"] is None
-    )
+    assert server.control("grants")["refused_admin"] == 2  # once per call: asked once, not again
+    assert not json.loads(credentials_file(cli_env).read_text())["secure"].get("scopeRequired")
 
 
 @pytest.mark.parametrize(
