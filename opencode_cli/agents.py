@@ -131,6 +131,7 @@ def build_agents(
             "*": "allow",
             "doom_loop": "ask",
             "external_directory": {"*": "ask", **allowlist},
+            "mcp_sampling": "ask",  # an MCP server asking the session's model (mcp.asks)
             "question": "deny",
             "plan_enter": "deny",
             "plan_exit": "deny",

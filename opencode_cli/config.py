@@ -440,6 +440,33 @@ def set_key(path: Path, dotted: str, value: Any) -> None:
     atomic_write(path, tomlkit.dumps(document))
 
 
+def remove_key(path: Path, dotted: str) -> bool:
+    """Remove a dotted key (a value or a whole table, with its sub-tables) from a TOML file, keeping its
+    comments and layout; written atomically. Whether the key was there (a missing file: ``False``)."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    from .files import atomic_write
+
+    if not path.is_file():
+        return False
+    try:
+        document = tomlkit.parse(path.read_text())
+    except TOMLKitError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    node: Any = document
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return False
+    if not isinstance(node, dict) or last not in node:
+        return False
+    del node[last]
+    atomic_write(path, tomlkit.dumps(document))
+    return True
+
+
 def _toml_item(value: Any) -> Any:
     """A value as tomlkit writes it: a table for a dict (whose own dicts are inline tables)."""
     import tomlkit

@@ -151,8 +151,9 @@ def permission_key(tool_id: str) -> str:
     return _SHARED_KEYS.get(tool_id, tool_id)
 
 
-#: Permissions the core asks itself, whatever the tools: a path outside the project, a call repeated.
-CORE_PERMISSIONS = ("external_directory", "doom_loop")
+#: Permissions the core asks itself, whatever the tools: a path outside the project, a call repeated, an
+#: MCP server asking the session's model (sampling).
+CORE_PERMISSIONS = ("external_directory", "doom_loop", "mcp_sampling")
 #: Permissions a tool asks besides its own key: bash asks ``sandbox`` to run a command unsandboxed.
 ALSO_ASKED = {"bash": ("sandbox",)}
 

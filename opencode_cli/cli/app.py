@@ -556,6 +556,17 @@ def mcp_add(
     add_server(name, list(ctx.args), url, header or [], timeout, global_, force=force)
 
 
+@mcp_app.command("remove")
+def mcp_remove(
+    name: Annotated[str, typer.Argument(help="The server to remove from the config file.")],
+    global_: Annotated[bool, typer.Option("--global", "-g", help="Edit the global config file.")] = False,
+) -> None:
+    """Remove a server from opencode.toml, keeping the file's comments (`mcp add` in reverse)."""
+    from .mcp_cmd import remove_server
+
+    remove_server(name, global_)
+
+
 @mcp_app.command("auth")
 def mcp_auth(
     name: Annotated[str | None, typer.Argument(help="The remote server to sign in to.")] = None,

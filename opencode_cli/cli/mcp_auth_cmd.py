@@ -67,6 +67,9 @@ def sign_in(
         fail(f"error: MCP server {name!r} is local; only remote servers sign in")
     if not configured.oauth.enabled:
         fail(f"error: MCP server {name!r} has oauth = false in its config")
+    if configured.oauth.machine:
+        _machine_sign_in(project, name)
+        return
     port = 19876 if callback_port is None else callback_port
     if not 0 < port <= 65535:
         fail(f"error: --callback-port must be between 1 and 65535, not {port}")
@@ -89,6 +92,22 @@ def sign_in(
     with friendly_errors():
         tools = run_in_project(project, work)
     print(f"signed in to {name} ({tools} tool{'' if tools == 1 else 's'})")
+
+
+def _machine_sign_in(project: Any, name: str) -> None:
+    """The client-credentials grant needs no person: connecting gets (and stores) the tokens."""
+
+    async def work() -> int:
+        await project.mcp.open([name])
+        connection = project.mcp.peek(name)
+        if connection is None:
+            error = project.mcp.error(name) or "not connected"
+            fail(f"error: sign-in to {name} failed: {error}", EXIT_TOOL_ERROR)
+        return len(connection.tools)
+
+    with friendly_errors():
+        tools = run_in_project(project, work)
+    print(f"signed in to {name} with its client credentials ({tools} tool{'' if tools == 1 else 's'})")
 
 
 def sign_out(name: str) -> None:

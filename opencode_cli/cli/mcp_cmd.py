@@ -1,4 +1,4 @@
-"""``opencode mcp list | add | serve``: the MCP servers of ``[mcp.NAME]``, and serving our tools over MCP."""
+"""``opencode mcp list | add | remove | serve``: the servers of ``[mcp.NAME]``, and serving our tools."""
 
 from __future__ import annotations
 
@@ -86,6 +86,48 @@ def add_server(
         if name in existing
         else f"added MCP server {name} to {target}"
     )
+
+
+def remove_server(name: str, global_: bool) -> None:
+    """Remove ``[mcp.NAME]`` (with its sub-tables) from the project's (or the global) ``opencode.toml``,
+    keeping the file's comments and layout. A server configured only in another file is named there;
+    stored OAuth credentials stay until ``opencode mcp logout NAME``."""
+    from ..config import remove_key
+    from ..mcp import credentials
+    from .config_cmd import write_target
+
+    with friendly_errors():
+        project = make_project()
+        target = write_target(project, global_)
+        if not remove_key(target, f"mcp.{name}"):
+            where = [
+                str(path)
+                for _, path in _config_files(project)
+                if path != target and name in (_read_any(path, project.env).get("mcp") or {})
+            ]
+            if where:
+                fail(f"error: MCP server {name} is configured in {', '.join(where)}, not in {target}")
+            known = ", ".join(sorted(project.generation.mcp_servers)) or "none"
+            fail(f"error: {target} has no MCP server {name} (configured: {known})")
+    print(f"removed MCP server {name} from {target}")
+    if name in credentials.load_all(credentials.credentials_path(project.env)):
+        err(f"note: its OAuth credentials are kept; opencode mcp logout {name} removes them")
+
+
+def _config_files(project: Any) -> list[tuple[str, Any]]:
+    from ..config import config_files
+
+    return config_files(project.directory, project.worktree, project.env)
+
+
+def _read_any(path: Any, env: Any) -> dict[str, Any]:
+    """A config file's data (TOML or OpenCode's JSON); an unreadable one is empty."""
+    from ..config import read_file
+
+    try:
+        return read_file(path, env)
+    except Exception:
+        return {}
 
 
 #: The HTTP port when --port is not given.

@@ -168,6 +168,9 @@ def _terminal_prompt(yes: bool) -> Any:
                 f"allow rule under [permission] in opencode.toml."
             )
             return Decision("reject")
+        summary = (request.metadata or {}).get("summary")
+        if isinstance(summary, str) and summary:  # what the ask is about (an MCP sampling request)
+            sys.stderr.write(summary + "\n")
         while True:
             sys.stderr.write(f"Allow {request.permission} on {patterns}? [o]nce, [a]lways, [r]eject: ")
             sys.stderr.flush()

@@ -10,9 +10,15 @@ sanitized form prefixes the tool's flat key (``weather_current`` of server ``wea
 
 Required parameters come first, in the schema's order, then the optional ones (a default from the schema,
 else ``None``). Nested objects are shown as ``{"key": type, "other": NotRequired[type]}``, enums as
-``Literal[...]``, ``$ref`` is followed into ``$defs``/``definitions``. A tool with an output schema
-returns that (its JSON result, decoded); any other returns its text. A tool whose property names are not
+``Literal[...]``, ``$ref`` is followed into ``$defs``/``definitions``. A tool whose property names are not
 Python identifiers takes its whole input as one dict: ``tools.s.t(input: {"file-path": str}, /)``.
+
+What a call returns follows one rule: **the value is what the return type shows.** A tool with an output
+schema returns the object that schema describes, which is the structured content the server sends (else
+its text decoded as JSON). A server that wraps a bare value declares it as one (the ``mcp`` SDK gives a
+tool returning ``int`` the schema ``{"result": int}``), so the script receives ``{"result": 3}`` and reads
+``r["result"]``; an unwrapped schema (``{"x": int, "y": int}``) is received as that object. A tool without
+an output schema returns its text (``-> str``).
 """
 
 from __future__ import annotations

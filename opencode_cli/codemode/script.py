@@ -150,8 +150,11 @@ def _marker(attachments: list[Attachment]) -> str:
 
 
 def _value(binding: Binding, result: ToolResult) -> Any:
-    """What the script gets from a call: the decoded JSON of a tool with an output schema, else the text
-    (with a marker for its attachments)."""
+    """What the script gets from a call: for a tool with an output schema, the value that schema describes
+    (the structured content, else the text decoded as JSON: see :mod:`.catalog`), else the text (with a
+    marker for its attachments)."""
+    if binding.returns_json and isinstance(result.metadata.get("structuredContent"), dict):
+        return result.metadata["structuredContent"]
     if binding.returns_json and not result.metadata.get("truncated"):
         try:
             return json.loads(result.output)

@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..services import Service
-from .credentials import AuthenticationNeeded
 from .stdio import quote
 
 if TYPE_CHECKING:
@@ -69,6 +68,9 @@ class McpConnection(Service):
         """One-line reports about the server (a line it printed that is not JSON-RPC)."""
         self.auth: Any = None
         """A remote server's OAuth (:class:`.oauth.Guard`), or ``None``."""
+        self._asks: list[Any] = []
+        """The calls in progress that can answer the server's requests (:class:`.asks.CallAsks`), oldest
+        first: a server's elicitation or sampling request goes to the first."""
         self._leave: asyncio.Event | None = None
         self._kill = False
         self._ready = False
@@ -182,7 +184,13 @@ class McpConnection(Service):
                 wait.cancel()
 
     def _start_failure(self, error: BaseException, timed_out: bool) -> str:
-        """Why the start failed, from what is known of the process once it is stopped."""
+        """Why the start failed, from what is known of the process once it is stopped (or of the
+        authorization: a server may take ``initialize`` without a token and refuse ``tools/list``)."""
+        if self.auth is not None and self.auth.refused:
+            return self.auth.take_refusal() or ""
+        oauth = _oauth_failure(error) if self.server.type == "remote" else None
+        if oauth is not None:
+            return oauth
         process = self.process
         if timed_out:
             reason = f"no answer within {self.server.connect_timeout:g} s"
@@ -227,7 +235,7 @@ class McpConnection(Service):
         if self.server.type == "remote":
             from .oauth import auth_for
 
-            self.auth = auth_for(self.server, self.env)
+            self.auth = auth_for(self.server, self.env, self.directory)
         failure: Exception | None = None
         for name, open_transport in transports:
             attempt = contextlib.AsyncExitStack()
@@ -239,8 +247,8 @@ class McpConnection(Service):
                     await attempt.aclose()
                 if not isinstance(error, Exception):
                     raise
-                if self.auth is not None and self.auth.refused:
-                    raise AuthenticationNeeded(self.name) from None  # no transport helps: sign in first
+                if self.auth is not None and self.auth.refused:  # no transport helps: sign in first
+                    raise StartError(self.auth.take_refusal()) from None
                 failure = failure or error
                 continue
             self.transport = name
@@ -262,6 +270,8 @@ class McpConnection(Service):
                 write,
                 message_handler=self._on_message,
                 client_info=Implementation(name="opencode-tools", version=__version__),
+                elicitation_callback=self._on_elicitation,
+                sampling_callback=self._on_sampling,
             )
         )
         initialized = await session.initialize()
@@ -341,6 +351,38 @@ class McpConnection(Service):
                 if self.on_change is not None:
                     self.on_change()
 
+    # -- what the server asks of us (elicitation, sampling): see .asks ------------------------------
+
+    @contextlib.contextmanager
+    def answering(self, asks: Any) -> Any:
+        """While the block runs (a call), the server's requests are answered by ``asks`` (a
+        :class:`~.asks.CallAsks`) unless an older call is still running."""
+        self._asks.append(asks)
+        try:
+            yield
+        finally:
+            self._asks.remove(asks)
+
+    async def _on_elicitation(self, context: Any, params: Any) -> Any:
+        """``elicitation/create``: answered for the oldest call in progress; ``decline`` outside a call
+        (nobody to ask)."""
+        from mcp.types import ElicitResult
+
+        if not self._asks:
+            return ElicitResult(action="decline")
+        return await self._asks[0].elicit(params)
+
+    async def _on_sampling(self, context: Any, params: Any) -> Any:
+        """``sampling/createMessage``: answered with the model of the oldest call's session, once
+        allowed; refused outside a call."""
+        from mcp.types import INVALID_REQUEST, ErrorData
+
+        if not self._asks:
+            return ErrorData(
+                code=INVALID_REQUEST, message="Sampling refused: no call of this server is in progress"
+            )
+        return await self._asks[0].sample(params)
+
     # -- requests ----------------------------------------------------------------------------------
 
     def _live(self) -> Any:
@@ -352,12 +394,23 @@ class McpConnection(Service):
             )
         return self.session
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], on_task: Callable[[str, str | None], None] | None = None
+    ) -> Any:
         """Call a tool, bounded by the server's request timeout; a server that goes away during the call
-        ends it at once with an error saying so (the next call connects again)."""
+        ends it at once with an error saying so (the next call connects again). A tool that declares
+        ``taskSupport = "required"`` runs as a task (:mod:`.tasks`), its statuses reported to
+        ``on_task(status, message)``."""
+        from . import tasks
+
         _sendable(arguments, f"the arguments of {name}")
         session = self._live()
         timeout = self.server.request_timeout
+        listed = next((tool for tool in self.tools if tool.name == name), None)
+        if listed is not None and tasks.required(listed, self.capabilities):
+            return await self._unless_lost(
+                tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
+            )
         return await self._unless_lost(
             session.call_tool(name, arguments, read_timeout_seconds=timeout), "tools/call"
         )
@@ -407,9 +460,11 @@ class McpConnection(Service):
 
         from ..errors import ToolError
 
-        if self.auth is not None and self.auth.refused:  # the token is refused: sign in again
-            self.lost = str(AuthenticationNeeded(self.name))
-            return ToolError(f'MCP server "{self.name}" {self.lost}')
+        if self.auth is not None and self.auth.refused:  # the token is refused: sign in (again)
+            signed_out, refusal = self.auth.signed_out, self.auth.take_refusal()
+            if signed_out:
+                self.lost = refusal
+            return ToolError(f'MCP server "{self.name}" {refusal}')
         code = getattr(error, "code", None)
         if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
             await self._check_alive()
@@ -492,6 +547,25 @@ def _request_error(error: BaseException) -> str:
     if isinstance(code, int) and hasattr(error, "message"):
         return f"MCP error {code}: {error.message}"  # type: ignore[attr-defined]
     return _describe(error)
+
+
+def _oauth_failure(error: BaseException) -> str | None:
+    """``OAuth failed: …`` for an error of the SDK's OAuth flow (a token endpoint that refuses the client's
+    credentials, an unreadable private key) anywhere in ``error``; ``None`` if there is none."""
+    from mcp.client.auth import OAuthFlowError
+
+    from .oauth import MachineAuthFailed
+
+    pending = [error]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, OAuthFlowError | MachineAuthFailed):
+            return f"OAuth failed: {current}"
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        elif current.__cause__ is not None:
+            pending.append(current.__cause__)
+    return None
 
 
 def _describe(error: BaseException) -> str:

@@ -11,6 +11,13 @@
     clientId = "opencode-tools"
     clientSecret = "…"
     scope = "read write"
+    tokenEndpointAuthMethod = "client_secret_post"   # else: what the authorization server advertises
+
+    [mcp.builds.oauth]          # machine to machine: no person signs in
+    grant = "client_credentials"
+    clientId = "ci"
+    clientSecret = "…"          # or privateKeyFile = "~/.config/ci.pem" (a signed JWT assertion)
+    issuer = "https://auth.example.com"
 
 What ``opencode mcp auth NAME`` obtains (the client registration, the tokens, when the access token
 expires, the authorization server's metadata) is kept in ``<data>/mcp-auth.json``, one entry per server
@@ -31,8 +38,23 @@ from typing import Any
 
 from ..errors import ConfigError
 
-#: Keys of ``[mcp.NAME.oauth]``, as OpenCode spells them.
-OAUTH_KEYS = frozenset({"clientId", "clientSecret", "scope"})
+#: Keys of ``[mcp.NAME.oauth]``, as OpenCode spells them (the last five are ours).
+OAUTH_KEYS = frozenset(
+    {
+        "clientId",
+        "clientSecret",
+        "scope",
+        "grant",
+        "tokenEndpointAuthMethod",
+        "privateKeyFile",
+        "signingAlgorithm",
+        "issuer",
+    }
+)
+#: ``grant``: a person signs in (the default), or the client itself gets tokens (machine to machine).
+GRANTS = ("authorization_code", "client_credentials")
+#: ``tokenEndpointAuthMethod``: how a client with a secret (or a key) proves itself at the token endpoint.
+AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt", "none")
 
 #: How ``opencode mcp list`` words a server that answered 401 and has no usable credentials.
 NEEDS_AUTHENTICATION = "needs authentication"
@@ -41,12 +63,28 @@ NEEDS_AUTHENTICATION = "needs authentication"
 @dataclass(frozen=True)
 class OAuthConfig:
     """How a remote server authenticates: ``enabled`` unless ``oauth = false``; without a ``client_id``
-    the client registers itself (RFC 7591)."""
+    the client registers itself (RFC 7591).
+
+    ``auth_method`` ``None`` chooses at the token endpoint: what the authorization server advertises
+    (``token_endpoint_auth_methods_supported``: Basic when it lists it or lists none, else the body), and
+    for a dynamically registered client what its registration says."""
 
     enabled: bool = True
     client_id: str | None = None
     client_secret: str | None = None
     scope: str | None = None
+    grant: str = "authorization_code"
+    auth_method: str | None = None
+    private_key_file: str | None = None
+    """A PEM private key that signs the client's JWT assertion (``private_key_jwt``, RFC 7523)."""
+    signing_algorithm: str = "RS256"
+    issuer: str | None = None
+    """The authorization server the client credentials belong to (they are sent nowhere else)."""
+
+    @property
+    def machine(self) -> bool:
+        """Whether tokens come from the client-credentials grant (no person, no browser)."""
+        return self.grant == "client_credentials"
 
 
 def parse_oauth(value: Any, where: str) -> OAuthConfig:
@@ -65,8 +103,44 @@ def parse_oauth(value: Any, where: str) -> OAuthConfig:
             raise ConfigError(f"{where}.{key} must be a non-empty string")
     if "clientSecret" in value and "clientId" not in value:
         raise ConfigError(f"{where}.clientSecret needs {where}.clientId")
+    grant = value.get("grant", "authorization_code")
+    if grant not in GRANTS:
+        raise ConfigError(f"{where}.grant must be one of {', '.join(GRANTS)}, not {grant!r}")
+    method = value.get("tokenEndpointAuthMethod")
+    if method is not None and method not in AUTH_METHODS:
+        raise ConfigError(
+            f"{where}.tokenEndpointAuthMethod must be one of {', '.join(AUTH_METHODS)}, not {method!r}"
+        )
+    key_file = value.get("privateKeyFile")
+    if key_file is not None or method == "private_key_jwt":
+        if grant != "client_credentials":
+            raise ConfigError(
+                f'{where}.privateKeyFile (private_key_jwt) needs {where}.grant = "client_credentials"'
+            )
+        if key_file is None:
+            raise ConfigError(
+                f'{where}.tokenEndpointAuthMethod = "private_key_jwt" needs {where}.privateKeyFile'
+            )
+        if method not in (None, "private_key_jwt") or "clientSecret" in value:
+            raise ConfigError(f"{where}.privateKeyFile signs instead of a secret: leave out clientSecret")
+        method = "private_key_jwt"
+    elif method in ("client_secret_basic", "client_secret_post") and "clientSecret" not in value:
+        raise ConfigError(f"{where}.tokenEndpointAuthMethod = {method!r} needs {where}.clientSecret")
+    if grant == "client_credentials" and (
+        "clientId" not in value or not ({"clientSecret", "privateKeyFile"} & set(value))
+    ):
+        raise ConfigError(
+            f'{where}.grant = "client_credentials" needs clientId and clientSecret or privateKeyFile'
+        )
     return OAuthConfig(
-        client_id=value.get("clientId"), client_secret=value.get("clientSecret"), scope=value.get("scope")
+        client_id=value.get("clientId"),
+        client_secret=value.get("clientSecret"),
+        scope=value.get("scope"),
+        grant=grant,
+        auth_method=method,
+        private_key_file=key_file,
+        signing_algorithm=value.get("signingAlgorithm", "RS256"),
+        issuer=value.get("issuer"),
     )
 
 
@@ -74,12 +148,20 @@ def oauth_table(config: OAuthConfig) -> bool | dict[str, str] | None:
     """The TOML value that gives ``config`` (``None``: the default, nothing to write)."""
     if not config.enabled:
         return False
+    method = (
+        None if config.auth_method == "private_key_jwt" and config.private_key_file else config.auth_method
+    )
     table = {
         key: value
         for key, value in (
             ("clientId", config.client_id),
             ("clientSecret", config.client_secret),
             ("scope", config.scope),
+            ("grant", None if config.grant == "authorization_code" else config.grant),
+            ("tokenEndpointAuthMethod", method),
+            ("privateKeyFile", config.private_key_file),
+            ("signingAlgorithm", None if config.signing_algorithm == "RS256" else config.signing_algorithm),
+            ("issuer", config.issuer),
         )
         if value
     }
@@ -87,10 +169,12 @@ def oauth_table(config: OAuthConfig) -> bool | dict[str, str] | None:
 
 
 class AuthenticationNeeded(Exception):
-    """A remote server answered 401 and there is no token that works: someone has to sign in."""
+    """A remote server answered 401 and there is no token that works, or 403 for a scope the token lacks:
+    someone has to sign in (again)."""
 
-    def __init__(self, server: str) -> None:
-        super().__init__(f"{NEEDS_AUTHENTICATION} (run: opencode mcp auth {server})")
+    def __init__(self, server: str, detail: str | None = None) -> None:
+        said = f": {detail}" if detail else ""
+        super().__init__(f"{NEEDS_AUTHENTICATION} (run: opencode mcp auth {server}){said}")
         self.server = server
 
 

@@ -68,12 +68,28 @@ class McpTool(Tool):
 
     async def execute(self, params: Any, ctx: ToolContext) -> ToolResult:
         """Ask for the tool's permission, then call it on the server (reconnecting a lost server)."""
+        from .asks import CallAsks
         from .content import tool_result
 
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
-        result = await connection.call_tool(self.remote_name, params)
-        return tool_result(result)
+        with connection.answering(CallAsks(self.server, ctx)):  # its elicitation and sampling requests
+            result = await connection.call_tool(self.remote_name, params, on_task=_task_progress(ctx))
+        mapped = tool_result(result)
+        structured = getattr(result, "structured_content", None)
+        if self.output_schema is not None and structured is not None:
+            # what the output schema describes, for code mode (the model gets the text as before)
+            mapped.metadata["structuredContent"] = structured
+        return mapped
+
+
+def _task_progress(ctx: ToolContext) -> Callable[[str, str | None], None]:
+    """Report a task-augmented call's statuses as the call's live title (``working: Analyzing…``)."""
+
+    def report(status: str, message: str | None) -> None:
+        ctx.metadata(title=f"{status}: {message}" if message else status, metadata={"taskStatus": status})
+
+    return report
 
 
 class McpSource(Source):

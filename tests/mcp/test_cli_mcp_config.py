@@ -90,3 +90,48 @@ def test_tools_watch_reports_the_servers_tools_first(
         watching.communicate(timeout=60)
     assert first["event"] == "start"
     assert "demo_echo" in [tool["id"] for tool in first["tools"]]
+
+
+def test_mcp_remove_drops_the_table_and_keeps_the_comments(project_dir: Path, env: dict[str, str]) -> None:
+    config = project_dir / "opencode.toml"
+    config.write_text(
+        HAND_WRITTEN
+        + '\n# the docs server\n[mcp.docs]\ntype = "remote"\nurl = "http://127.0.0.1:9/mcp"\n\n'
+        + '[mcp.docs.oauth]\nclientId = "me"   # registered by hand\n'
+    )
+
+    removed = run_opencode(project_dir, env, "mcp", "remove", "files")
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.startswith("removed MCP server files from ")
+    text = config.read_text()
+    assert "# the project's settings, kept by hand" in text and "# the default model" in text
+    data = tomllib.loads(text)
+    assert "files" not in data["mcp"]
+    assert data["mcp"]["docs"]["oauth"] == {"clientId": "me"}
+
+    removed = run_opencode(project_dir, env, "mcp", "remove", "docs")
+    assert removed.returncode == 0, removed.stderr
+    data = tomllib.loads(config.read_text())
+    assert not data.get("mcp") and data["model"] == "anthropic/claude-sonnet-4"
+    assert "[mcp.docs.oauth]" not in config.read_text()
+
+    missing = run_opencode(project_dir, env, "mcp", "remove", "docs")
+    assert missing.returncode == 2
+    assert "has no MCP server docs" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_mcp_remove_names_the_file_a_server_lives_in(project_dir: Path, env: dict[str, str]) -> None:
+    global_dir = Path(env["XDG_CONFIG_HOME"]) / "opencode"
+    global_dir.mkdir(parents=True, exist_ok=True)
+    (global_dir / "opencode.toml").write_text('[mcp.far]\ntype = "local"\ncommand = ["x"]\n')
+    (project_dir / "opencode.toml").write_text('model = "a/b"\n')
+
+    refused = run_opencode(project_dir, env, "mcp", "remove", "far")
+    assert refused.returncode == 2
+    assert "configured in" in refused.stderr and str(global_dir / "opencode.toml") in refused.stderr
+    assert (project_dir / "opencode.toml").read_text() == 'model = "a/b"\n'
+
+    removed = run_opencode(project_dir, env, "mcp", "remove", "far", "--global")
+    assert removed.returncode == 0, removed.stderr
+    assert "far" not in tomllib.loads((global_dir / "opencode.toml").read_text()).get("mcp", {})

@@ -544,3 +544,77 @@ def test_any_valid_oauth_table_round_trips(
         client_secret,
         scope,
     )
+
+
+@pytest.mark.parametrize(
+    ("oauth", "message"),
+    [
+        ({"grant": "password"}, "grant must be one of authorization_code, client_credentials"),
+        (
+            {"grant": "client_credentials", "clientId": "a"},
+            "needs clientId and clientSecret or privateKeyFile",
+        ),
+        ({"clientId": "a", "tokenEndpointAuthMethod": "tls"}, "tokenEndpointAuthMethod must be one of"),
+        (
+            {"clientId": "a", "tokenEndpointAuthMethod": "client_secret_basic"},
+            "needs mcp.secure.oauth.clientSecret",
+        ),
+        ({"clientId": "a", "privateKeyFile": "k.pem"}, 'needs mcp.secure.oauth.grant = "client_credentials"'),
+        (
+            {"grant": "client_credentials", "clientId": "a", "clientSecret": "s", "privateKeyFile": "k.pem"},
+            "leave out clientSecret",
+        ),
+    ],
+)
+def test_a_bad_machine_oauth_table_is_a_config_error(oauth: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_servers({"mcp": {"secure": {"type": "remote", "url": "http://x/mcp", "oauth": oauth}}})
+
+
+def test_the_machine_oauth_tables_round_trip() -> None:
+    for oauth in (
+        {
+            "grant": "client_credentials",
+            "clientId": "a",
+            "clientSecret": "s",
+            "tokenEndpointAuthMethod": "client_secret_post",
+        },
+        {
+            "grant": "client_credentials",
+            "clientId": "a",
+            "privateKeyFile": "~/k.pem",
+            "issuer": "https://as.example",
+        },
+        {"clientId": "a", "clientSecret": "s", "tokenEndpointAuthMethod": "client_secret_basic"},
+    ):
+        table = {"type": "remote", "url": "http://x/mcp", "oauth": oauth}
+        found, warnings = parse_servers({"mcp": {"secure": table}})
+        assert found["secure"].as_dict() == table and warnings == []
+    jwt = parse_servers({"mcp": {"s": {"type": "remote", "url": "http://x/mcp", "oauth": oauth}}})[0]["s"]
+    assert jwt.oauth.auth_method == "client_secret_basic" and not jwt.oauth.machine
+
+
+def test_the_token_endpoint_method_is_chosen_from_what_the_server_advertises() -> None:
+    from mcp.shared.auth import OAuthMetadata
+
+    from opencode_cli.mcp.oauth import choose_auth_method
+
+    def metadata(methods: list[str] | None) -> OAuthMetadata:
+        return OAuthMetadata.model_validate(
+            {
+                "issuer": "https://as.example",
+                "authorization_endpoint": "https://as.example/authorize",
+                "token_endpoint": "https://as.example/token",
+                "response_types_supported": ["code"],
+                "token_endpoint_auth_methods_supported": methods,
+            }
+        )
+
+    assert (
+        choose_auth_method(None, metadata(["client_secret_post", "client_secret_basic"]))
+        == "client_secret_basic"
+    )
+    assert choose_auth_method(None, metadata(["client_secret_post"])) == "client_secret_post"
+    assert choose_auth_method(None, metadata(None)) == "client_secret_basic"
+    assert choose_auth_method(None, None) == "client_secret_basic"
+    assert choose_auth_method("client_secret_post", metadata(["client_secret_basic"])) == "client_secret_post"
