@@ -116,7 +116,12 @@ def _child(status: int, rules: list, argv: list) -> None:
             import landlock
 
             try:
-                landlock.restrict(landlock.Rules.from_args(rules))
+                confined = landlock.Rules.from_args(rules)
+                if confined.protect:  # before Landlock, which forbids changing the mount table
+                    import mounts
+
+                    mounts.protect(confined.protect)
+                landlock.restrict(confined)
             except Exception as error:  # never run the command unconfined
                 _report(status, f"sandbox {getattr(error, 'strerror', None) or error}")
                 os._exit(126)
