@@ -1,22 +1,36 @@
-"""The launcher: ``python -E -s -S launcher.py HOST STATUS [RULE…] -- COMMAND ARGS…`` runs COMMAND so that
-nothing it starts outlives the host, optionally inside a Landlock sandbox.
+"""The launcher: the process every command (and local MCP or language server) starts under, so that nothing
+it starts outlives the host, optionally inside a Landlock sandbox. Two ways to run it:
+
+``python -E -s -S launcher.py HOST STATUS [RULE…] -- COMMAND ARGS…`` (one command)
+    HOST is the pid that must stay our parent; STATUS a descriptor to report the command's exit on, or -1;
+    the RULEs, when there are any, are :class:`landlock.Rules` as words (:meth:`landlock.Rules.as_args`).
+    The launcher becomes the command's *keeper* (below), with ``SIGUSR1`` asked for when the host dies
+    (``PR_SET_PDEATHSIG``). Local MCP and language servers start this way.
+
+``python -E -s -S launcher.py --serve SOCKET`` (the long-lived launcher of a project)
+    SOCKET is a ``SOCK_SEQPACKET`` Unix socket; each message is one command as JSON (``argv``, ``cwd``,
+    ``env``, ``rules``) with three descriptors (its standard input, its output, its status pipe). For each
+    one the launcher forks a keeper (no interpreter starts: the keeper is a fork of this small process).
+    When the socket ends (the host closed it, or died: even a SIGKILLed host's descriptors are closed by
+    the kernel) it ``SIGKILL``'s every descendant and exits. bash's commands start this way.
+
+The keeper of a command:
+
+1. is the *reaper* of everything below it (``PR_SET_CHILD_SUBREAPER``: an orphaned descendant is
+   reparented to it, not to init), and, from ``--serve``, leads a session of its own and asks for
+   ``SIGUSR1`` when the launcher dies; it reports ``pid PID`` on the status descriptor (its process group);
+2. forks the command. Between fork and exec the child restores the signals Python ignores, binds the
+   project's configuration read-only (:mod:`mounts`) and applies the rules (``no_new_privs`` +
+   ``landlock_restrict_self``), then ``exec``'s; any failure is reported on the status descriptor
+   (``exec ERRNO`` or ``sandbox MESSAGE``) and the command does not run;
+3. waits. When the command exits it writes ``exit CODE`` on the status descriptor and, with one, stays to
+   reap the command's background jobs (so those die with the host too); without one it exits with the
+   command's code, killing what is left. On ``SIGUSR1`` (the host or launcher died, or the host's grace
+   period for a stopped command ran out) it ``SIGKILL``'s every descendant and exits; on ``SIGTERM`` it
+   passes it on to every descendant (those that left the process group too).
 
 It is a script, not a module of the package: it imports only a few standard modules and :mod:`landlock`
 beside it (its own directory is the first entry of ``sys.path``), so it starts in a few milliseconds.
-
-HOST is the pid that must stay our parent; STATUS a descriptor to report the command's exit on, or -1;
-the RULEs, when there are any, are :class:`landlock.Rules` as words (:meth:`landlock.Rules.as_args`).
-
-1. It becomes the *reaper* of everything below it (``PR_SET_CHILD_SUBREAPER``: an orphaned descendant is
-   reparented to it, not to init) and asks for ``SIGUSR1`` when the host dies (``PR_SET_PDEATHSIG``).
-2. It forks the command. Between fork and exec the child restores the signals Python ignores, applies the
-   rules (``no_new_privs`` + ``landlock_restrict_self``) and ``execvp``'s; any failure is reported on the
-   status descriptor (``exec ERRNO`` or ``sandbox MESSAGE``) and the command does not run.
-3. It waits. When the command exits it writes ``exit CODE`` on the status descriptor and, with one,
-   stays to reap the command's background jobs (so those die with the host too); without one it exits
-   with the command's code, killing what is left. On ``SIGUSR1`` (the host died, or the host's grace
-   period for a stopped command ran out) it ``SIGKILL``'s every descendant and exits; on ``SIGTERM`` it
-   passes it on to every descendant (those that left the process group too).
 """
 
 import _signal as signal  # the C module: ``signal`` would import enum (and functools, collections)
@@ -106,12 +120,18 @@ def _report(status: int, line: str) -> None:
             return
 
 
-def _child(status: int, rules: list, argv: list) -> None:
+def _child(status: int, rules: list, argv: list, env: dict | None = None, cwd: str | None = None) -> None:
     """In the forked child: default signals, the sandbox, then the command (never returns)."""
     try:
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGUSR1, signal.SIGTERM):
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGUSR1, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        if cwd is not None:
+            try:
+                os.chdir(cwd)
+            except OSError as error:
+                _report(status, f"exec {error.errno or 0} {error.strerror or error}")
+                os._exit(127)
         if rules:
             import landlock
 
@@ -126,7 +146,10 @@ def _child(status: int, rules: list, argv: list) -> None:
                 _report(status, f"sandbox {getattr(error, 'strerror', None) or error}")
                 os._exit(126)
         try:
-            os.execvp(argv[0], argv)
+            if env is None:
+                os.execvp(argv[0], argv)
+            else:
+                os.execvpe(argv[0], argv, env)
         except OSError as error:
             _report(status, f"exec {error.errno or 0} {error.strerror or error}")
             os._exit(127)
@@ -134,43 +157,26 @@ def _child(status: int, rules: list, argv: list) -> None:
         os._exit(127)
 
 
-def main() -> None:
-    host, status = int(sys.argv[1]), int(sys.argv[2])
-    split = sys.argv.index("--", 3)
-    rules, argv = sys.argv[3:split], sys.argv[split + 1 :]
-    if status >= 0:
-        os.set_inheritable(status, False)  # the command and its children must not hold it open
-    signal.signal(signal.SIGUSR1, _doomed)
-    signal.signal(signal.SIGTERM, _terminated)
-    if sys.platform.startswith("linux"):
+_PRCTL: list = []
+
+
+def _prctl(option: int, value: int) -> None:
+    """``prctl(option, value)`` on Linux (nothing elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    if not _PRCTL:
         import ctypes
 
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        prctl(
-            _PR_SET_CHILD_SUBREAPER,
-            ctypes.c_ulong(1),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-        )
-        prctl(
-            _PR_SET_PDEATHSIG,
-            ctypes.c_ulong(signal.SIGUSR1),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-            ctypes.c_ulong(0),
-        )
-    if os.getppid() != host:  # the host died before the parent-death signal was set
-        os._exit(137)
+        _PRCTL.append((ctypes.CDLL(None, use_errno=True).prctl, ctypes.c_ulong))
+    prctl, ulong = _PRCTL[0]
+    prctl(option, ulong(value), ulong(0), ulong(0), ulong(0))
+
+
+def _keep(status: int, command: int) -> None:
+    """The keeper's wait (see the module docstring): report the command's exit, reap what it leaves, and
+    end by killing whatever is left. Never returns."""
+    code = None
     try:
-        command = os.fork()
-        if command == 0:
-            _child(status, rules, argv)
-        null = os.open(os.devnull, os.O_RDWR)
-        for descriptor in (0, 1, 2):  # the command's pipes are its own: do not hold them open
-            os.dup2(null, descriptor)
-        os.close(null)
-        code = None
         while True:
             try:
                 pid, wait_status = os.waitpid(-1, 0)
@@ -191,5 +197,116 @@ def main() -> None:
     _kill_all_and_exit(code or 0)
 
 
+def _quiet() -> None:
+    """Standard input, output and error to ``/dev/null`` (the commands' pipes are theirs alone)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for descriptor in (0, 1, 2):
+        os.dup2(null, descriptor)
+    os.close(null)
+
+
+def main() -> None:
+    host, status = int(sys.argv[1]), int(sys.argv[2])
+    split = sys.argv.index("--", 3)
+    rules, argv = sys.argv[3:split], sys.argv[split + 1 :]
+    if status >= 0:
+        os.set_inheritable(status, False)  # the command and its children must not hold it open
+    signal.signal(signal.SIGUSR1, _doomed)
+    signal.signal(signal.SIGTERM, _terminated)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
+    if os.getppid() != host:  # the host died before the parent-death signal was set
+        os._exit(137)
+    try:
+        command = os.fork()
+        if command == 0:
+            _child(status, rules, argv)
+        _quiet()
+    except _Doomed:
+        _kill_all_and_exit(137)
+    _keep(status, command)
+
+
+# -- the long-lived launcher -------------------------------------------------------------------------------
+
+
+def _start_keeper(launcher: int, request: dict, stdin: int, output: int, status: int) -> None:
+    """In a child of the serving launcher: become the command's keeper (never returns)."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the keeper waits for its own children
+        signal.signal(signal.SIGUSR1, _doomed)
+        signal.signal(signal.SIGTERM, _terminated)
+        os.set_inheritable(status, False)
+        os.setsid()
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
+        if os.getppid() != launcher:
+            os._exit(137)
+        _report(status, f"pid {os.getpid()}")
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        command = os.fork()
+        if command == 0:
+            os.dup2(stdin, 0)
+            os.dup2(output, 1)
+            os.dup2(output, 2)
+            for descriptor in (stdin, output):
+                if descriptor > 2:
+                    os.close(descriptor)
+            _child(status, request.get("rules") or [], request["argv"], request["env"], request["cwd"])
+        os.close(stdin)
+        os.close(output)
+        _keep(status, command)
+    except _Doomed:
+        _kill_all_and_exit(137)
+    finally:
+        os._exit(127)
+
+
+def serve(channel: int) -> None:
+    """Serve the commands sent on the socket ``channel`` until it ends (see the module docstring)."""
+    import json
+    import socket
+
+    _quiet()
+    connection = socket.socket(fileno=channel)
+    connection.set_inheritable(False)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: _reap())
+    signal.signal(signal.SIGTERM, _doomed)
+    signal.signal(signal.SIGUSR1, _doomed)
+    me = os.getpid()
+    space = socket.CMSG_SPACE(3 * 4)
+    try:
+        while True:
+            data, ancillary, _, _ = connection.recvmsg(1 << 20, space)
+            if not data:
+                break  # the host closed the socket, or died
+            descriptors = []
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    usable = len(payload) - len(payload) % 4
+                    for i in range(0, usable, 4):
+                        descriptors.append(int.from_bytes(payload[i : i + 4], sys.byteorder))
+            try:
+                request = json.loads(data)
+                if len(descriptors) != 3:
+                    raise ValueError("three descriptors are expected")
+            except ValueError:
+                for descriptor in descriptors:
+                    os.close(descriptor)
+                continue
+            if os.fork() == 0:
+                connection.close()
+                _start_keeper(me, request, *descriptors)
+            for descriptor in descriptors:
+                os.close(descriptor)
+    except (_Doomed, OSError):
+        pass
+    _kill_all_and_exit(0)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--serve"]:
+        serve(int(sys.argv[2]))
+    else:
+        main()
