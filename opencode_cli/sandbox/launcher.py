@@ -9,20 +9,23 @@ it starts outlives the host, optionally inside a Landlock sandbox. Two ways to r
 
 ``python -E -s -S launcher.py --serve SOCKET`` (the long-lived launcher of a project)
     SOCKET is a ``SOCK_SEQPACKET`` Unix socket; each message is one command as JSON (``argv``, ``cwd``,
-    ``env``, ``rules``) with three descriptors (its standard input, its output, its status pipe). For each
-    one the launcher forks a keeper (no interpreter starts: the keeper is a fork of this small process).
-    When the socket ends (the host closed it, or died: even a SIGKILLed host's descriptors are closed by
-    the kernel) it ``SIGKILL``'s every descendant and exits. bash's commands start this way.
+    ``env``, ``rules``) with three descriptors (its standard input, its output, its status pipe). Keepers
+    are forked ahead (no interpreter starts: a keeper is a fork of this small process) and wait on the
+    socket, each taking one command; the launcher forks another for each one taken. When the socket ends
+    (the host closed it, or died: even a SIGKILLed host's descriptors are closed by the kernel) it
+    ``SIGKILL``'s every descendant and exits. bash's commands start this way.
 
 The keeper of a command:
 
 1. is the *reaper* of everything below it (``PR_SET_CHILD_SUBREAPER``: an orphaned descendant is
    reparented to it, not to init), and, from ``--serve``, leads a session of its own and asks for
    ``SIGUSR1`` when the launcher dies; it reports ``pid PID`` on the status descriptor (its process group);
-2. forks the command. Between fork and exec the child restores the signals Python ignores, binds the
-   project's configuration read-only (:mod:`mounts`) and applies the rules (``no_new_privs`` +
-   ``landlock_restrict_self``), then ``exec``'s; any failure is reported on the status descriptor
-   (``exec ERRNO`` or ``sandbox MESSAGE``) and the command does not run;
+2. starts the command. The one-shot launcher forks it, and between fork and exec the child restores the
+   signals Python ignores, binds the project's configuration read-only (:mod:`mounts`) and applies the
+   rules (``no_new_privs`` + ``landlock_restrict_self``), then ``exec``'s. A keeper of the long-lived
+   launcher does the same to itself (it has nothing to lose to the sandbox), then ``posix_spawn``'s the
+   command, which inherits it. Any failure is reported on the status descriptor (``exec ERRNO`` or
+   ``sandbox MESSAGE``) and the command does not run;
 3. waits. When the command exits it writes ``exit CODE`` on the status descriptor and, with one, stays to
    reap the command's background jobs (so those die with the host too); without one it exits with the
    command's code, killing what is left. On ``SIGUSR1`` (the host or launcher died, or the host's grace
@@ -229,30 +232,69 @@ def main() -> None:
 
 # -- the long-lived launcher -------------------------------------------------------------------------------
 
+#: Keepers forked ahead, each waiting for a command on the socket (a command then waits for no fork).
+SPARES = 2
+#: Signals a command gets back at their default (Python ignores some; the keeper handles others).
+_DEFAULTED = ("SIGPIPE", "SIGXFSZ", "SIGUSR1", "SIGTERM", "SIGCHLD", "SIGINT")
 
-def _start_keeper(launcher: int, request: dict, stdin: int, output: int, status: int) -> None:
-    """In a child of the serving launcher: become the command's keeper (never returns)."""
+
+def _receive(connection: object) -> tuple[dict, list] | None:
+    """The next command on the socket (``None`` when the socket ended): its request and descriptors."""
+    import json
+    import socket
+
+    while True:
+        data, ancillary, _, _ = connection.recvmsg(1 << 20, socket.CMSG_SPACE(3 * 4))  # type: ignore[attr-defined]
+        if not data:
+            return None
+        descriptors = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                for i in range(0, len(payload) - len(payload) % 4, 4):
+                    descriptors.append(int.from_bytes(payload[i : i + 4], sys.byteorder))
+        try:
+            request = json.loads(data)
+            if len(descriptors) == 3 and isinstance(request, dict):
+                return request, descriptors
+        except ValueError:
+            pass
+        for descriptor in descriptors:
+            os.close(descriptor)
+
+
+def _spare(launcher: int, connection: object, taken: int) -> None:
+    """A keeper forked ahead (never returns): it leads a session of its own, waits for one command on the
+    socket, tells the launcher it was taken (one byte on ``taken``), then runs and keeps the command.
+
+    The command starts with ``posix_spawn`` (no second fork of this interpreter): the keeper first moves
+    into the command's directory and, for a sandboxed command, confines itself (the read-only binds, then
+    Landlock), which the command inherits; the keeper only waits, writes its reports and signals its
+    descendants, none of which the sandbox takes away."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the keeper waits for its own children
         signal.signal(signal.SIGUSR1, _doomed)
-        signal.signal(signal.SIGTERM, _terminated)
-        os.set_inheritable(status, False)
+        signal.signal(signal.SIGTERM, _doomed)
         os.setsid()
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
         if os.getppid() != launcher:
-            os._exit(137)
+            os._exit(0)
+        received = _receive(connection)
+        if received is None:
+            os._exit(0)
+        connection.close()  # type: ignore[attr-defined]
+        request, (stdin, output, status) = received
+        signal.signal(signal.SIGTERM, _terminated)
+        os.set_inheritable(status, False)
         _report(status, f"pid {os.getpid()}")
-        signal.pthread_sigmask(signal.SIG_SETMASK, set())
-        command = os.fork()
-        if command == 0:
-            os.dup2(stdin, 0)
-            os.dup2(output, 1)
-            os.dup2(output, 2)
-            for descriptor in (stdin, output):
-                if descriptor > 2:
-                    os.close(descriptor)
-            _child(status, request.get("rules") or [], request["argv"], request["env"], request["cwd"])
+        try:
+            command, failed = _spawn(request, stdin, output, status), 0
+        except _Failed as error:
+            command, failed = 0, error.args[0]
+        os.write(taken, b".")  # the launcher forks another keeper now, not while this one starts its command
+        os.close(taken)
+        if failed:
+            os._exit(failed)
         os.close(stdin)
         os.close(output)
         _keep(status, command)
@@ -262,44 +304,84 @@ def _start_keeper(launcher: int, request: dict, stdin: int, output: int, status:
         os._exit(127)
 
 
+class _Failed(Exception):
+    """The command could not start (reported on the status descriptor already); the exit code."""
+
+
+def _spawn(request: dict, stdin: int, output: int, status: int) -> int:
+    """Start the command of ``request`` as the keeper's child; on failure report it and raise
+    :class:`_Failed` with the keeper's exit code."""
+    try:
+        os.chdir(request["cwd"])
+    except OSError as error:
+        _report(status, f"exec {error.errno or 0} {error.strerror or error}")
+        raise _Failed(127) from None
+    rules = request.get("rules") or []
+    if rules:
+        import landlock
+
+        try:
+            confined = landlock.Rules.from_args(rules)
+            if confined.protect:  # before Landlock, which forbids changing the mount table
+                import mounts
+
+                mounts.protect(confined.protect)
+            landlock.restrict(confined)
+        except Exception as error:  # never run the command unconfined
+            _report(status, f"sandbox {getattr(error, 'strerror', None) or error}")
+            raise _Failed(126) from None
+    argv = request["argv"]
+    dup2 = os.POSIX_SPAWN_DUP2
+    actions = [(dup2, stdin, 0), (dup2, output, 1), (dup2, output, 2)]
+    defaulted = [getattr(signal, name) for name in _DEFAULTED if hasattr(signal, name)]
+    try:
+        return os.posix_spawnp(
+            argv[0], argv, request["env"], file_actions=actions, setsigdef=defaulted, setsigmask=()
+        )
+    except OSError as error:
+        _report(status, f"exec {error.errno or 0} {error.strerror or error}")
+        raise _Failed(127) from None
+
+
 def serve(channel: int) -> None:
-    """Serve the commands sent on the socket ``channel`` until it ends (see the module docstring)."""
-    import json
+    """Serve the commands sent on the socket ``channel`` until it ends (see the module docstring): keep
+    :data:`SPARES` keepers waiting on it, fork another each time one is taken, and kill everything when the
+    socket ends."""
+    import json  # noqa: F401 - imported once here, not in every keeper
+    import select
     import socket
+
+    import landlock  # noqa: F401 - the same: a sandboxed command's keeper finds them loaded
+    import mounts  # noqa: F401
 
     _quiet()
     connection = socket.socket(fileno=channel)
     connection.set_inheritable(False)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    taken_read, taken_write = os.pipe()
+    me = os.getpid()
+
+    def fork_spare() -> None:
+        if os.fork() == 0:
+            os.close(taken_read)
+            _spare(me, connection, taken_write)
+
     signal.signal(signal.SIGCHLD, lambda signum, frame: _reap())
     signal.signal(signal.SIGTERM, _doomed)
     signal.signal(signal.SIGUSR1, _doomed)
-    me = os.getpid()
-    space = socket.CMSG_SPACE(3 * 4)
     try:
+        for _ in range(SPARES):
+            fork_spare()
+        poller = select.poll()
+        poller.register(connection.fileno(), select.POLLRDHUP)  # the end of the socket, not its data
+        poller.register(taken_read, select.POLLIN)
         while True:
-            data, ancillary, _, _ = connection.recvmsg(1 << 20, space)
-            if not data:
-                break  # the host closed the socket, or died
-            descriptors = []
-            for level, kind, payload in ancillary:
-                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                    usable = len(payload) - len(payload) % 4
-                    for i in range(0, usable, 4):
-                        descriptors.append(int.from_bytes(payload[i : i + 4], sys.byteorder))
-            try:
-                request = json.loads(data)
-                if len(descriptors) != 3:
-                    raise ValueError("three descriptors are expected")
-            except ValueError:
-                for descriptor in descriptors:
-                    os.close(descriptor)
-                continue
-            if os.fork() == 0:
-                connection.close()
-                _start_keeper(me, request, *descriptors)
-            for descriptor in descriptors:
-                os.close(descriptor)
+            for descriptor, events in poller.poll():
+                if descriptor == taken_read:
+                    for _ in os.read(taken_read, 64):
+                        fork_spare()
+                elif events & (select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                    raise _Doomed
     except (_Doomed, OSError):
         pass
     _kill_all_and_exit(0)
