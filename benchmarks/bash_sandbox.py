@@ -30,7 +30,11 @@ CASES = {
     "off": "",
     "workspace-write": '[sandbox]\nmode = "workspace-write"\n',
     "read=project": '[sandbox]\nmode = "workspace-write"\nread = "project"\n',
+    "no binds": '[sandbox]\nmode = "workspace-write"\n',
 }
+#: Cases run with more environment: ``no binds`` is workspace-write without the configuration's
+#: read-only binds (Landlock alone), to show what the private mount namespace costs.
+CASE_ENV = {"no binds": {"OPENCODE_SANDBOX_MOUNTS": "0"}}
 
 
 def _cpu() -> float:
@@ -61,7 +65,7 @@ async def measure(calls: int, rounds: int) -> tuple[dict[str, list[float]], dict
             directory = root / name
             (directory / ".git").mkdir(parents=True)
             (directory / "opencode.toml").write_text(config)
-            project = Project(directory, env=env, autoload_plugins=False)
+            project = Project(directory, env={**env, **CASE_ENV.get(name, {})}, autoload_plugins=False)
             projects.append(project)
             session = project.session()
             await session.execute("bash", {"command": "true"})  # warm up (imports, the launcher)

@@ -111,7 +111,12 @@ def _doomed(signum: int, frame: object) -> None:
     raise _Doomed
 
 
+#: Set when the host stopped the command (a keeper that got SIGTERM does not serve again).
+_STOPPED: set = set()
+
+
 def _terminated(signum: int, frame: object) -> None:
+    _STOPPED.add(True)
     _signal_all(signal.SIGTERM)  # those that left the process group get it too
 
 
@@ -232,8 +237,10 @@ def main() -> None:
 
 # -- the long-lived launcher -------------------------------------------------------------------------------
 
-#: Keepers forked ahead, each waiting for a command on the socket (a command then waits for no fork).
+#: Keepers kept idle, each waiting for a command on the socket (a command then waits for no fork).
 SPARES = 2
+#: At most this many keepers stay idle after a burst (the others exit when their command is done).
+IDLE = 4
 #: Signals a command gets back at their default (Python ignores some; the keeper handles others).
 _DEFAULTED = ("SIGPIPE", "SIGXFSZ", "SIGUSR1", "SIGTERM", "SIGCHLD", "SIGINT")
 
@@ -262,46 +269,75 @@ def _receive(connection: object) -> tuple[dict, list] | None:
             os.close(descriptor)
 
 
-def _spare(launcher: int, connection: object, taken: int) -> None:
-    """A keeper forked ahead (never returns): it leads a session of its own, waits for one command on the
-    socket, tells the launcher it was taken (one byte on ``taken``), then runs and keeps the command.
+def _spare(launcher: int, connection: object, taken: int, slots: int, free: int) -> None:
+    """A keeper forked ahead (never returns): it leads a session of its own and serves commands from the
+    socket one at a time, telling the launcher each time it takes one (a byte on ``taken``).
 
     The command starts with ``posix_spawn`` (no second fork of this interpreter): the keeper first moves
     into the command's directory and, for a sandboxed command, confines itself (the read-only binds, then
     Landlock), which the command inherits; the keeper only waits, writes its reports and signals its
-    descendants, none of which the sandbox takes away."""
+    descendants, none of which the sandbox takes away. A keeper whose command ran unsandboxed and was not
+    stopped serves again once every descendant is gone and the host has closed the status pipe (so no
+    signal meant for that command can reach the next one), if an idle slot is free (a byte read from
+    ``slots`` while idle, written back on ``free`` with each command): the launcher forks only when too
+    few are idle."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the keeper waits for its own children
         signal.signal(signal.SIGUSR1, _doomed)
-        signal.signal(signal.SIGTERM, _doomed)
         os.setsid()
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
         if os.getppid() != launcher:
             os._exit(0)
-        received = _receive(connection)
-        if received is None:
-            os._exit(0)
-        connection.close()  # type: ignore[attr-defined]
-        request, (stdin, output, status) = received
-        signal.signal(signal.SIGTERM, _terminated)
-        os.set_inheritable(status, False)
-        _report(status, f"pid {os.getpid()}")
-        try:
-            command, failed = _spawn(request, stdin, output, status), 0
-        except _Failed as error:
-            command, failed = 0, error.args[0]
-        os.write(taken, b".")  # the launcher forks another keeper now, not while this one starts its command
-        os.close(taken)
-        if failed:
-            os._exit(failed)
-        os.close(stdin)
-        os.close(output)
-        _keep(status, command)
+        while True:
+            signal.signal(signal.SIGTERM, _doomed)
+            received = _receive(connection)
+            if received is None:
+                os._exit(0)
+            os.write(free, b".")
+            os.write(taken, b".")
+            request, (stdin, output, status) = received
+            _STOPPED.clear()
+            signal.signal(signal.SIGTERM, _terminated)
+            os.set_inheritable(status, False)
+            _report(status, f"pid {os.getpid()}")
+            try:
+                command = _spawn(request, stdin, output, status)
+            except _Failed as error:
+                os._exit(error.args[0])
+            finally:
+                os.close(stdin)
+                os.close(output)
+            if not _keep_served(status, command) or request.get("rules") or _STOPPED:
+                _kill_all_and_exit(0)
+            try:
+                os.read(slots, 1)  # an idle slot: serve again
+            except BlockingIOError:
+                os._exit(0)  # enough keepers are idle
     except _Doomed:
         _kill_all_and_exit(137)
     finally:
         os._exit(127)
+
+
+def _keep_served(status: int, command: int) -> bool:
+    """A served keeper's wait: report the command's exit, reap what it leaves until nothing is left, then
+    wait for the host to close the status pipe. Whether all went so (the keeper may serve again)."""
+    import select
+
+    while True:
+        try:
+            pid, wait_status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == command:
+            _report(status, f"exit {os.waitstatus_to_exitcode(wait_status)}")
+    poller = select.poll()
+    poller.register(status, 0)  # POLLERR comes when the reading end is closed
+    while not poller.poll():
+        pass
+    os.close(status)
+    return True
 
 
 class _Failed(Exception):
@@ -347,44 +383,68 @@ def serve(channel: int) -> None:
     """Serve the commands sent on the socket ``channel`` until it ends (see the module docstring): keep
     :data:`SPARES` keepers waiting on it, fork another each time one is taken, and kill everything when the
     socket ends."""
-    import json  # noqa: F401 - imported once here, not in every keeper
+    import fcntl  # noqa: F401 - imported once here, not in every keeper
+    import gc
+    import json  # noqa: F401
     import select
     import socket
+    import termios  # noqa: F401
 
     import landlock  # noqa: F401 - the same: a sandboxed command's keeper finds them loaded
     import mounts  # noqa: F401
+
+    gc.disable()  # no cycles are made here; and a collection in a keeper would copy every page it touches
+    gc.freeze()
 
     _quiet()
     connection = socket.socket(fileno=channel)
     connection.set_inheritable(False)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     taken_read, taken_write = os.pipe()
+    slots_read, slots_write = os.pipe()
+    os.set_blocking(slots_read, False)
+    os.write(slots_write, b"." * IDLE)
     me = os.getpid()
 
-    def fork_spare() -> None:
-        if os.fork() == 0:
-            os.close(taken_read)
-            _spare(me, connection, taken_write)
+    def fork_spares() -> None:
+        """Fork keepers until :data:`SPARES` are idle (each takes an idle slot first)."""
+        idle = IDLE - _available(slots_read)
+        while idle < SPARES:
+            try:
+                os.read(slots_read, 1)
+            except BlockingIOError:
+                return
+            idle += 1
+            if os.fork() == 0:
+                os.close(taken_read)
+                _spare(me, connection, taken_write, slots_read, slots_write)
 
     signal.signal(signal.SIGCHLD, lambda signum, frame: _reap())
     signal.signal(signal.SIGTERM, _doomed)
     signal.signal(signal.SIGUSR1, _doomed)
     try:
-        for _ in range(SPARES):
-            fork_spare()
+        fork_spares()
         poller = select.poll()
         poller.register(connection.fileno(), select.POLLRDHUP)  # the end of the socket, not its data
         poller.register(taken_read, select.POLLIN)
         while True:
             for descriptor, events in poller.poll():
                 if descriptor == taken_read:
-                    for _ in os.read(taken_read, 64):
-                        fork_spare()
+                    os.read(taken_read, 4096)
+                    fork_spares()
                 elif events & (select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL):
                     raise _Doomed
     except (_Doomed, OSError):
         pass
     _kill_all_and_exit(0)
+
+
+def _available(fd: int) -> int:
+    """How many bytes wait in the pipe ``fd``."""
+    import fcntl
+    import termios
+
+    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
 
 
 if __name__ == "__main__":

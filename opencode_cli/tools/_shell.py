@@ -68,7 +68,6 @@ async def run(
     before the cancellation goes on.
     """
     import asyncio
-    import codecs
 
     from ..services.launch import default_launcher
 
@@ -93,58 +92,85 @@ async def run(
         for descriptor in (stdin, output_write, status_write):
             os.close(descriptor)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
     keeper = _Keeper(status_read, loop)
+    output = _Output(output_read, loop, on_output)
     exited = keeper.exited
-    try:
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
-            open(output_read, "rb", buffering=0),  # noqa: SIM115 - the transport owns and closes it
-        )
-    except BaseException:
-        os.close(output_read)
-        await asyncio.shield(stop_group(keeper, exited))  # nothing may run unwatched
-        raise
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    stopping: asyncio.Future[bool] = loop.create_future()  # True: aborted; False: timed out
 
-    async def pump() -> None:
-        while True:
-            data = await reader.read(READ_CHUNK)
-            if not data:
-                break
-            text = decoder.decode(data)
-            if text:
-                on_output(text)
+    def stop(aborted: bool) -> None:
+        if not stopping.done():
+            stopping.set_result(aborted)
 
-    pumping = asyncio.ensure_future(pump())
-    aborting = asyncio.ensure_future(abort.wait_async())
-    timer = asyncio.ensure_future(asyncio.sleep(timeout + TIMEOUT_SLACK_SECONDS))
+    timer = loop.call_later(timeout + TIMEOUT_SLACK_SECONDS, stop, False)
+    forget = abort.on_abort(lambda: loop.call_soon_threadsafe(stop, True))
     finished = Finished(None)
     try:
-        done, _ = await asyncio.wait({exited, aborting, timer}, return_when=asyncio.FIRST_COMPLETED)
-        if exited in done:
+        await asyncio.wait((exited, stopping), return_when=asyncio.FIRST_COMPLETED)
+        if exited.done():
             finished.code = _exit_code(exited.result())
         else:
-            finished.aborted = aborting in done
+            finished.aborted = stopping.result()
             finished.timed_out = not finished.aborted
             await stop_group(keeper, exited)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(pumping), DRAIN_SECONDS)
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            on_output(tail)
+        if not output.ended.done():
+            await asyncio.wait((output.ended,), timeout=DRAIN_SECONDS)
+        output.flush()
         return finished
     except BaseException:
         if not exited.done():
             await asyncio.shield(stop_group(keeper, exited))
         raise
     finally:
-        for task in (aborting, timer, pumping):
-            task.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.gather(pumping, return_exceptions=True)
-        transport.close()
+        timer.cancel()
+        forget()
+        output.close()
         keeper.close()
+
+
+class _Output:
+    """The command's output pipe, read as it arrives (a reader on the loop, no task) and handed to
+    ``on_output`` decoded; ``ended`` is set at its end (every holder closed it) or when it is closed."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_output: Callable[[str], None]) -> None:
+        import codecs
+
+        self.ended: asyncio.Future[None] = loop.create_future()
+        self._fd, self._loop, self._on_output = fd, loop, on_output
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, self._ready)
+
+    def _ready(self) -> None:
+        try:
+            data = os.read(self._fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.close()
+            return
+        text = self._decoder.decode(data)
+        if text:
+            try:
+                self._on_output(text)
+            except Exception:  # a failing consumer stops the reading (the command then gets SIGPIPE)
+                self.close()
+
+    def flush(self) -> None:
+        """Hand on what the decoder still holds (an incomplete character at the end)."""
+        tail = self._decoder.decode(b"", final=True)
+        if tail:
+            self._on_output(tail)
+
+    def close(self) -> None:
+        """Stop reading and close the pipe (nothing when closed already)."""
+        if self._fd >= 0:
+            self._loop.remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+        if not self.ended.done():
+            self.ended.set_result(None)
 
 
 def _exit_code(returncode: int) -> int:
