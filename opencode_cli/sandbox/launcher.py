@@ -8,12 +8,14 @@ it starts outlives the host, optionally inside a Landlock sandbox. Two ways to r
     (``PR_SET_PDEATHSIG``). Local MCP and language servers start this way.
 
 ``python -E -s -S launcher.py --serve SOCKET`` (the long-lived launcher of a project)
-    SOCKET is a ``SOCK_SEQPACKET`` Unix socket; each message is one command as JSON (``argv``, ``cwd``,
-    ``env``, ``rules``) with three descriptors (its standard input, its output, its status pipe). Keepers
-    are forked ahead (no interpreter starts: a keeper is a fork of this small process) and wait on the
-    socket, each taking one command; the launcher forks another for each one taken. When the socket ends
-    (the host closed it, or died: even a SIGKILLed host's descriptors are closed by the kernel) it
-    ``SIGKILL``'s every descendant and exits. bash's commands start this way.
+    SOCKET is a ``SOCK_SEQPACKET`` Unix socket on which the host opens *channels*: a message with the
+    sandbox rules (none: unsandboxed) and another socket, on which each message is one command as JSON
+    (``argv``, ``cwd``, ``env``) with three descriptors (its standard input, its output, its status
+    pipe). Keepers are forked ahead for each channel (no interpreter starts: a keeper is a fork of this
+    small process), confine themselves to the channel's rules once, and wait on its socket, each taking
+    one command at a time; the launcher forks more when too few are idle. When SOCKET ends (the host
+    closed it, or died: even a SIGKILLed host's descriptors are closed by the kernel) it ``SIGKILL``'s
+    every descendant and exits. bash's commands start this way.
 
 The keeper of a command:
 
@@ -23,9 +25,9 @@ The keeper of a command:
 2. starts the command. The one-shot launcher forks it, and between fork and exec the child restores the
    signals Python ignores, binds the project's configuration read-only (:mod:`mounts`) and applies the
    rules (``no_new_privs`` + ``landlock_restrict_self``), then ``exec``'s. A keeper of the long-lived
-   launcher does the same to itself (it has nothing to lose to the sandbox), then ``posix_spawn``'s the
-   command, which inherits it. Any failure is reported on the status descriptor (``exec ERRNO`` or
-   ``sandbox MESSAGE``) and the command does not run;
+   launcher did the same to itself when it was forked (it has nothing to lose to the sandbox), and
+   ``posix_spawn``'s the command, which inherits it. Any failure is reported on the status descriptor
+   (``exec ERRNO`` or ``sandbox MESSAGE``) and the command does not run;
 3. waits. When the command exits it writes ``exit CODE`` on the status descriptor and, with one, stays to
    reap the command's background jobs (so those die with the host too); without one it exits with the
    command's code, killing what is left. On ``SIGUSR1`` (the host or launcher died, or the host's grace
@@ -237,21 +239,22 @@ def main() -> None:
 
 # -- the long-lived launcher -------------------------------------------------------------------------------
 
-#: Keepers kept idle, each waiting for a command on the socket (a command then waits for no fork).
+#: Keepers kept idle on each channel, waiting for a command (a command then waits for no fork).
 SPARES = 2
-#: At most this many keepers stay idle after a burst (the others exit when their command is done).
+#: At most this many keepers stay idle on a channel after a burst (the others exit when done).
 IDLE = 4
 #: Signals a command gets back at their default (Python ignores some; the keeper handles others).
 _DEFAULTED = ("SIGPIPE", "SIGXFSZ", "SIGUSR1", "SIGTERM", "SIGCHLD", "SIGINT")
 
 
-def _receive(connection: object) -> tuple[dict, list] | None:
-    """The next command on the socket (``None`` when the socket ended): its request and descriptors."""
+def _receive(connection: object, count: int) -> tuple[dict, list] | None:
+    """The next message on the socket (``None`` when the socket ended): its JSON and its ``count``
+    descriptors (a message without them is dropped)."""
     import json
     import socket
 
     while True:
-        data, ancillary, _, _ = connection.recvmsg(1 << 20, socket.CMSG_SPACE(3 * 4))  # type: ignore[attr-defined]
+        data, ancillary, _, _ = connection.recvmsg(1 << 20, socket.CMSG_SPACE(count * 4))  # type: ignore[attr-defined]
         if not data:
             return None
         descriptors = []
@@ -260,46 +263,91 @@ def _receive(connection: object) -> tuple[dict, list] | None:
                 for i in range(0, len(payload) - len(payload) % 4, 4):
                     descriptors.append(int.from_bytes(payload[i : i + 4], sys.byteorder))
         try:
-            request = json.loads(data)
-            if len(descriptors) == 3 and isinstance(request, dict):
-                return request, descriptors
+            message = json.loads(data)
+            if len(descriptors) == count and isinstance(message, dict):
+                return message, descriptors
         except ValueError:
             pass
         for descriptor in descriptors:
             os.close(descriptor)
 
 
-def _spare(launcher: int, connection: object, taken: int, slots: int, free: int) -> None:
-    """A keeper forked ahead (never returns): it leads a session of its own and serves commands from the
-    socket one at a time, telling the launcher each time it takes one (a byte on ``taken``).
+class _Channel:
+    """One socket of commands that share their sandbox rules (none: unsandboxed), with its keepers'
+    bookkeeping: ``taken`` (a keeper writes a byte per command it takes) and ``slots`` (a byte per free
+    idle place; an idle keeper holds one)."""
 
-    The command starts with ``posix_spawn`` (no second fork of this interpreter): the keeper first moves
-    into the command's directory and, for a sandboxed command, confines itself (the read-only binds, then
-    Landlock), which the command inherits; the keeper only waits, writes its reports and signals its
-    descendants, none of which the sandbox takes away. A keeper whose command ran unsandboxed and was not
-    stopped serves again once every descendant is gone and the host has closed the status pipe (so no
-    signal meant for that command can reach the next one), if an idle slot is free (a byte read from
-    ``slots`` while idle, written back on ``free`` with each command): the launcher forks only when too
-    few are idle."""
+    def __init__(self, connection: object, rules: list) -> None:
+        self.connection, self.rules = connection, rules
+        self.taken_read, self.taken_write = os.pipe()
+        self.slots_read, self.slots_write = os.pipe()
+        os.set_blocking(self.slots_read, False)
+        os.write(self.slots_write, b"." * IDLE)
+
+    def close(self) -> None:
+        self.connection.close()  # type: ignore[attr-defined]
+        for descriptor in (self.taken_read, self.taken_write, self.slots_read, self.slots_write):
+            os.close(descriptor)
+
+
+def _confine(rules: list) -> str | None:
+    """Apply a channel's rules to this keeper (the read-only binds, then Landlock): ``None``, or why they
+    could not be applied."""
+    if not rules:
+        return None
+    import landlock
+
+    try:
+        confined = landlock.Rules.from_args(rules)
+        if confined.protect:  # before Landlock, which forbids changing the mount table
+            import mounts
+
+            mounts.protect(confined.protect)
+        landlock.restrict(confined)
+    except Exception as error:
+        return str(getattr(error, "strerror", None) or error)
+    return None
+
+
+def _spare(launcher: int, channel: _Channel, others: list) -> None:
+    """A keeper of ``channel`` (never returns): it leads a session of its own, confines itself to the
+    channel's rules, and serves its commands one at a time, telling the launcher each time it takes one.
+
+    The command starts with ``posix_spawn`` (no second fork of this interpreter) and inherits the
+    keeper's sandbox; the keeper only waits, writes its reports and signals its descendants, none of which
+    the sandbox takes away. A keeper serves again once every descendant of its command is gone and the
+    host has closed the status pipe (so no signal meant for that command can reach the next one), unless
+    the command was stopped, if an idle slot is free: the launcher forks only when too few are idle. A
+    keeper whose rules could not be applied answers each command with why, and runs none."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the keeper waits for its own children
         signal.signal(signal.SIGUSR1, _doomed)
+        signal.signal(signal.SIGTERM, _doomed)
+        for other in others:
+            other.close()
+        os.close(channel.taken_read)
         os.setsid()
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
         if os.getppid() != launcher:
             os._exit(0)
+        problem = _confine(channel.rules)
         while True:
             signal.signal(signal.SIGTERM, _doomed)
-            received = _receive(connection)
+            received = _receive(channel.connection, 3)
             if received is None:
                 os._exit(0)
-            os.write(free, b".")
-            os.write(taken, b".")
+            os.write(channel.slots_write, b".")
+            os.write(channel.taken_write, b".")
             request, (stdin, output, status) = received
             _STOPPED.clear()
             signal.signal(signal.SIGTERM, _terminated)
             os.set_inheritable(status, False)
+            if problem is not None:
+                _report(status, f"sandbox {problem}")
+                for descriptor in (stdin, output, status):
+                    os.close(descriptor)
+                continue
             _report(status, f"pid {os.getpid()}")
             try:
                 command = _spawn(request, stdin, output, status)
@@ -308,10 +356,10 @@ def _spare(launcher: int, connection: object, taken: int, slots: int, free: int)
             finally:
                 os.close(stdin)
                 os.close(output)
-            if not _keep_served(status, command) or request.get("rules") or _STOPPED:
+            if not _keep_served(status, command) or _STOPPED:
                 _kill_all_and_exit(0)
             try:
-                os.read(slots, 1)  # an idle slot: serve again
+                os.read(channel.slots_read, 1)  # an idle slot: serve again
             except BlockingIOError:
                 os._exit(0)  # enough keepers are idle
     except _Doomed:
@@ -352,20 +400,6 @@ def _spawn(request: dict, stdin: int, output: int, status: int) -> int:
     except OSError as error:
         _report(status, f"exec {error.errno or 0} {error.strerror or error}")
         raise _Failed(127) from None
-    rules = request.get("rules") or []
-    if rules:
-        import landlock
-
-        try:
-            confined = landlock.Rules.from_args(rules)
-            if confined.protect:  # before Landlock, which forbids changing the mount table
-                import mounts
-
-                mounts.protect(confined.protect)
-            landlock.restrict(confined)
-        except Exception as error:  # never run the command unconfined
-            _report(status, f"sandbox {getattr(error, 'strerror', None) or error}")
-            raise _Failed(126) from None
     argv = request["argv"]
     dup2 = os.POSIX_SPAWN_DUP2
     actions = [(dup2, stdin, 0), (dup2, output, 1), (dup2, output, 2)]
@@ -379,10 +413,14 @@ def _spawn(request: dict, stdin: int, output: int, status: int) -> int:
         raise _Failed(127) from None
 
 
-def serve(channel: int) -> None:
-    """Serve the commands sent on the socket ``channel`` until it ends (see the module docstring): keep
-    :data:`SPARES` keepers waiting on it, fork another each time one is taken, and kill everything when the
-    socket ends."""
+def serve(control: int) -> None:
+    """Serve channels of commands (see the module docstring) until the ``control`` socket ends.
+
+    Each message on ``control`` opens a channel: JSON ``{"rules": [...]}`` with the channel's socket.
+    For each channel the launcher keeps :data:`SPARES` keepers idle (forking more as commands take
+    them); a channel whose socket ends is forgotten (its idle keepers end with it). When the control
+    socket ends, every descendant is killed.
+    """
     import fcntl  # noqa: F401 - imported once here, not in every keeper
     import gc
     import json  # noqa: F401
@@ -397,43 +435,58 @@ def serve(channel: int) -> None:
     gc.freeze()
 
     _quiet()
-    connection = socket.socket(fileno=channel)
+    connection = socket.socket(fileno=control)
     connection.set_inheritable(False)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    taken_read, taken_write = os.pipe()
-    slots_read, slots_write = os.pipe()
-    os.set_blocking(slots_read, False)
-    os.write(slots_write, b"." * IDLE)
     me = os.getpid()
+    channels: dict[int, _Channel] = {}  # by the descriptor of their ``taken`` pipe
+    poller = select.poll()
+    ended = select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL
 
-    def fork_spares() -> None:
-        """Fork keepers until :data:`SPARES` are idle (each takes an idle slot first)."""
-        idle = IDLE - _available(slots_read)
+    def fork_spares(channel: _Channel) -> None:
+        """Fork keepers until :data:`SPARES` of ``channel`` are idle (each takes an idle slot first)."""
+        idle = IDLE - _available(channel.slots_read)
         while idle < SPARES:
             try:
-                os.read(slots_read, 1)
+                os.read(channel.slots_read, 1)
             except BlockingIOError:
                 return
             idle += 1
             if os.fork() == 0:
-                os.close(taken_read)
-                _spare(me, connection, taken_write, slots_read, slots_write)
+                connection.close()
+                _spare(me, channel, [other for other in channels.values() if other is not channel])
 
     signal.signal(signal.SIGCHLD, lambda signum, frame: _reap())
     signal.signal(signal.SIGTERM, _doomed)
     signal.signal(signal.SIGUSR1, _doomed)
     try:
-        fork_spares()
-        poller = select.poll()
-        poller.register(connection.fileno(), select.POLLRDHUP)  # the end of the socket, not its data
-        poller.register(taken_read, select.POLLIN)
+        poller.register(connection.fileno(), select.POLLIN | select.POLLRDHUP)
         while True:
             for descriptor, events in poller.poll():
-                if descriptor == taken_read:
-                    os.read(taken_read, 4096)
-                    fork_spares()
-                elif events & (select.POLLRDHUP | select.POLLHUP | select.POLLERR | select.POLLNVAL):
-                    raise _Doomed
+                if descriptor == connection.fileno():
+                    if events & select.POLLIN:
+                        received = _receive(connection, 1)
+                        if received is None:
+                            raise _Doomed
+                        message, (fd,) = received
+                        channel = _Channel(socket.socket(fileno=fd), list(message.get("rules") or []))
+                        channel.connection.set_inheritable(False)
+                        channels[channel.taken_read] = channel
+                        poller.register(channel.taken_read, select.POLLIN)
+                        poller.register(channel.connection.fileno(), select.POLLRDHUP)
+                        fork_spares(channel)
+                    elif events & ended:
+                        raise _Doomed
+                elif descriptor in channels:
+                    os.read(descriptor, 4096)
+                    fork_spares(channels[descriptor])
+                elif events & ended:  # a channel's socket ended: forget it
+                    for key, channel in list(channels.items()):
+                        if channel.connection.fileno() == descriptor:
+                            poller.unregister(descriptor)
+                            poller.unregister(key)
+                            del channels[key]
+                            channel.close()
     except (_Doomed, OSError):
         pass
     _kill_all_and_exit(0)

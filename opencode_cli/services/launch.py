@@ -5,9 +5,11 @@ The launcher stays between us and a command as the keeper of everything the comm
 rules, it applies them in the command's process between fork and exec. Two ways to use it:
 
 * :class:`Launcher`: one long-lived launcher per project (:attr:`opencode_cli.Project.launcher`), started
-  on first use, restarted when it died, stopped with the project. Each command is one message on a Unix
-  socket (its argv, directory, environment and rules, with its pipes' descriptors); the launcher forks a
-  keeper for it, which forks the command. No interpreter starts per command: bash's calls go this way.
+  on first use, restarted when it died, stopped with the project. Each command is one message (its argv,
+  directory and environment, with its pipes' descriptors) on the Unix socket of its sandbox rules; one of
+  the keepers the launcher keeps ready for those rules (already confined to them) spawns the command and
+  reaps what it leaves. No interpreter starts per command, and usually nothing forks but the command:
+  bash's calls go this way.
 * :func:`launcher`: the arguments that run a one-shot launcher in front of a command (``python … --
   cmd args…``), for children started by other means: local MCP servers (which the MCP SDK's transport
   pipes) and language servers (:func:`~.processes.spawn` puts every child it starts under one).
@@ -23,7 +25,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import socket
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 SCRIPT = Path(__file__).resolve().parent.parent / "sandbox" / "launcher.py"
 #: Seconds the launcher gets to kill its commands and exit once its socket is closed.
 STOP_SECONDS = 3.0
+#: Channels (one per set of sandbox rules) kept open to the launcher.
+CHANNELS = 8
 
 
 def launcher(rules: Rules | None = None, status: int = -1) -> list[str]:
@@ -49,17 +53,21 @@ def launcher(rules: Rules | None = None, status: int = -1) -> list[str]:
 
 
 class Launcher:
-    """A long-lived launcher process and the socket to it (thread-safe; see the module docstring).
+    """A long-lived launcher process and the sockets to it (thread-safe; see the module docstring).
 
-    :meth:`submit` hands it one command; the command's keeper reports on the status pipe: ``pid PID``
-    (the keeper, leader of the command's process group), then ``exit CODE`` (or ``exec ERRNO MESSAGE``,
-    ``sandbox MESSAGE`` when it could not run). :meth:`stop` ends it and everything it started.
+    :meth:`submit` hands it one command, on the channel of the command's sandbox rules (opened on first
+    use; at most :data:`CHANNELS` are kept, the least recently used closed first). The command's keeper
+    reports on the status pipe: ``pid PID`` (the keeper, leader of the command's process group), then
+    ``exit CODE`` (or ``exec ERRNO MESSAGE``, ``sandbox MESSAGE`` when it could not run); the keeper waits
+    for the caller to close its end of the pipe before it serves another command. :meth:`stop` ends the
+    launcher and everything it started.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
-        self._socket: socket.socket | None = None
+        self._control: socket.socket | None = None
+        self._channels: dict[tuple[Any, ...], socket.socket] = {}
         self.starts = 0
         """How many launcher processes were started (a restart counts)."""
 
@@ -68,6 +76,9 @@ class Launcher:
         """The launcher's pid while it runs."""
         process = self._process
         return process.pid if process is not None and process.poll() is None else None
+
+    def _running(self) -> bool:
+        return self._control is not None and self._process is not None and self._process.poll() is None
 
     def _start(self) -> None:
         import socket
@@ -89,14 +100,37 @@ class Launcher:
             raise
         finally:
             theirs.close()
-        self._socket = ours
+        self._control = ours
         self.starts += 1
 
     def start(self) -> None:
         """Start the launcher unless it runs."""
         with self._lock:
-            if self._socket is None or self._process is None or self._process.poll() is not None:
+            if not self._running():
                 self._start()
+
+    def _channel(self, key: tuple[Any, ...]) -> socket.socket:
+        """The channel of the rules ``key`` (opened now when there is none)."""
+        import json
+        import socket
+
+        channel = self._channels.pop(key, None)
+        if channel is None:
+            assert self._control is not None
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                message = json.dumps({"rules": list(key[0])}).encode("ascii")
+                self._control.sendmsg([message], [_rights(theirs.fileno())])
+            except BaseException:
+                ours.close()
+                raise
+            finally:
+                theirs.close()
+            channel = ours
+            while len(self._channels) >= CHANNELS:
+                self._channels.pop(next(iter(self._channels))).close()
+        self._channels[key] = channel  # the most recently used last
+        return channel
 
     def submit(
         self,
@@ -113,19 +147,15 @@ class Launcher:
         the keeper's reports on ``status``; the caller keeps and closes its own descriptors). A launcher
         that died is started again. Raises :class:`OSError` when it cannot be reached."""
         import json
-        import socket
 
-        payload = json.dumps(
-            {"argv": list(argv), "cwd": cwd, "env": dict(env), "rules": rules.as_args() if rules else []}
-        ).encode("ascii")
-        descriptors = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (stdin, output, status))
+        payload = json.dumps({"argv": list(argv), "cwd": cwd, "env": dict(env)}).encode("ascii")
+        key = _channel_key(rules)
         with self._lock:
             for attempt in range(2):
-                if self._socket is None or self._process is None or self._process.poll() is not None:
+                if not self._running():
                     self._start()
-                assert self._socket is not None
                 try:
-                    self._socket.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, descriptors)])
+                    self._channel(key).sendmsg([payload], [_rights(stdin, output, status)])
                     return
                 except (BrokenPipeError, ConnectionResetError, ConnectionRefusedError):
                     if attempt:
@@ -133,13 +163,14 @@ class Launcher:
                     self._close()  # it died meanwhile: the next round starts another
 
     def _close(self) -> None:
-        """Close the socket (the launcher then kills what it started and exits) and reap the process."""
+        """Close the sockets (the launcher then kills what it started and exits) and reap the process."""
         import signal
         import subprocess
 
-        connection, process = self._socket, self._process
-        self._socket = self._process = None
-        if connection is not None:
+        control, process, channels = self._control, self._process, list(self._channels.values())
+        self._control = self._process = None
+        self._channels.clear()
+        for connection in [*channels, *([control] if control is not None else [])]:
             connection.close()
         if process is not None:
             try:
@@ -153,6 +184,31 @@ class Launcher:
         """Stop the launcher and every command it started (idempotent)."""
         with self._lock:
             self._close()
+
+
+def _channel_key(rules: Rules | None) -> tuple[Any, ...]:
+    """What a channel's keepers were confined to: the rules, and which file each of their paths was
+    (device and inode; ``None`` when absent). Landlock and the read-only binds hold the files as they were
+    when a keeper confined itself, so a root made since, or a configuration file replaced since (an atomic
+    write makes a new file), needs keepers of a new channel."""
+    if rules is None:
+        return ((), ())
+    identities: list[tuple[int, int] | None] = []
+    for path in (*rules.write, *rules.read, *rules.devices, *rules.protect):
+        try:
+            info = os.stat(path)
+        except OSError:
+            identities.append(None)
+            continue
+        identities.append((info.st_dev, info.st_ino))
+    return (tuple(rules.as_args()), tuple(identities))
+
+
+def _rights(*descriptors: int) -> tuple[int, int, bytes]:
+    """The ancillary data that passes ``descriptors`` over a Unix socket."""
+    import socket
+
+    return socket.SOL_SOCKET, socket.SCM_RIGHTS, b"".join(fd.to_bytes(4, sys.byteorder) for fd in descriptors)
 
 
 _DEFAULT: list[Launcher] = []

@@ -98,3 +98,19 @@ def test_sandbox_check_says_what_is_and_is_not_covered(tmp_path: Path, cli_env: 
     config = json.loads(off.stdout)["config"]
     assert config["binds"] is False and config["protected"] == []
     assert str(real / "opencode.toml") in config["unprotected"]
+
+
+def test_later_commands_see_the_configuration_as_it_is_now(
+    make_project: Any, project_dir: Path, tmp_path: Path
+) -> None:
+    """Keepers confine themselves once and serve many commands: a file replaced since (a new inode, as
+    an atomic write makes) and a root made since are seen by the next command, not the old ones."""
+    bash = _project(make_project, project_dir, tmp_path)
+    assert bash.run({"command": "cat opencode.toml"}).output == CONFIG
+    replacement = project_dir / "replacement"
+    replacement.write_text(CONFIG + "# changed\n")
+    replacement.replace(project_dir / "opencode.toml")
+    assert bash.run({"command": "cat opencode.toml"}).output == CONFIG + "# changed\n"
+    result = bash.run({"command": "echo x > opencode.toml"})
+    assert "Read-only file system" in result.output
+    assert (project_dir / "opencode.toml").read_text() == CONFIG + "# changed\n"
