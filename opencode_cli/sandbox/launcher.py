@@ -9,13 +9,14 @@ it starts outlives the host, optionally inside a Landlock sandbox. Two ways to r
 
 ``python -E -s -S launcher.py --serve SOCKET`` (the long-lived launcher of a project)
     SOCKET is a ``SOCK_SEQPACKET`` Unix socket on which the host opens *channels*: a message with the
-    sandbox rules (none: unsandboxed) and another socket, on which each message is one command as JSON
-    (``argv``, ``cwd``, ``env``) with three descriptors (its standard input, its output, its status
-    pipe). Keepers are forked ahead for each channel (no interpreter starts: a keeper is a fork of this
-    small process), confine themselves to the channel's rules once, and wait on its socket, each taking
-    one command at a time; the launcher forks more when too few are idle. When SOCKET ends (the host
-    closed it, or died: even a SIGKILLed host's descriptors are closed by the kernel) it ``SIGKILL``'s
-    every descendant and exits. bash's commands start this way.
+    sandbox rules (none: unsandboxed) and another socket, on which each message is one command as a dict
+    in :mod:`marshal`'s format (``argv``, ``cwd``, ``env``) with three descriptors (its standard input,
+    its output, its status pipe). Keepers are forked ahead for each channel (no interpreter starts: a
+    keeper is a fork of this small process), confine themselves to the channel's rules once, and wait on
+    its socket, each taking one command at a time; the launcher forks more when too few are idle. When
+    SOCKET ends (the host closed it, or died: even a SIGKILLed host's descriptors are closed by the
+    kernel) every keeper is told to end, killing its command's tree, and the launcher exits. bash's
+    commands start this way.
 
 The keeper of a command:
 
@@ -87,6 +88,10 @@ def _signal_all(sig: int) -> bool:
     return bool(pids)
 
 
+#: The keepers the long-lived launcher forked and has not reaped yet.
+_KEEPERS: set = set()
+
+
 def _reap() -> None:
     while True:
         try:
@@ -95,6 +100,7 @@ def _reap() -> None:
             return
         if pid == 0:
             return
+        _KEEPERS.discard(pid)
 
 
 def _kill_all_and_exit(code: int) -> None:
@@ -248,10 +254,11 @@ _DEFAULTED = ("SIGPIPE", "SIGXFSZ", "SIGUSR1", "SIGTERM", "SIGCHLD", "SIGINT")
 
 
 def _receive(connection: object, count: int) -> tuple[dict, list] | None:
-    """The next message on the socket (``None`` when the socket ended): its JSON and its ``count``
-    descriptors (a message without them is dropped)."""
-    import json
-    import socket
+    """The next message on the socket (``None`` when the socket ended): its dict (in :mod:`marshal`'s
+    format: the host runs this same interpreter) and its ``count`` descriptors (a message without them is
+    dropped)."""
+    import _socket as socket  # the C module: ``socket`` would import enum (and re, functools…)
+    import marshal
 
     while True:
         data, ancillary, _, _ = connection.recvmsg(1 << 20, socket.CMSG_SPACE(count * 4))  # type: ignore[attr-defined]
@@ -263,10 +270,10 @@ def _receive(connection: object, count: int) -> tuple[dict, list] | None:
                 for i in range(0, len(payload) - len(payload) % 4, 4):
                     descriptors.append(int.from_bytes(payload[i : i + 4], sys.byteorder))
         try:
-            message = json.loads(data)
+            message = marshal.loads(data)
             if len(descriptors) == count and isinstance(message, dict):
                 return message, descriptors
-        except ValueError:
+        except (ValueError, EOFError, TypeError):
             pass
         for descriptor in descriptors:
             os.close(descriptor)
@@ -416,16 +423,15 @@ def _spawn(request: dict, stdin: int, output: int, status: int) -> int:
 def serve(control: int) -> None:
     """Serve channels of commands (see the module docstring) until the ``control`` socket ends.
 
-    Each message on ``control`` opens a channel: JSON ``{"rules": [...]}`` with the channel's socket.
+    Each message on ``control`` opens a channel: ``{"rules": [...]}`` with the channel's socket.
     For each channel the launcher keeps :data:`SPARES` keepers idle (forking more as commands take
     them); a channel whose socket ends is forgotten (its idle keepers end with it). When the control
     socket ends, every descendant is killed.
     """
+    import _socket as socket
     import fcntl  # noqa: F401 - imported once here, not in every keeper
     import gc
-    import json  # noqa: F401
     import select
-    import socket
     import termios  # noqa: F401
 
     import landlock  # noqa: F401 - the same: a sandboxed command's keeper finds them loaded
@@ -435,8 +441,8 @@ def serve(control: int) -> None:
     gc.freeze()
 
     _quiet()
+    os.set_inheritable(control, False)
     connection = socket.socket(fileno=control)
-    connection.set_inheritable(False)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     me = os.getpid()
     channels: dict[int, _Channel] = {}  # by the descriptor of their ``taken`` pipe
@@ -452,9 +458,11 @@ def serve(control: int) -> None:
             except BlockingIOError:
                 return
             idle += 1
-            if os.fork() == 0:
+            pid = os.fork()
+            if pid == 0:
                 connection.close()
                 _spare(me, channel, [other for other in channels.values() if other is not channel])
+            _KEEPERS.add(pid)
 
     signal.signal(signal.SIGCHLD, lambda signum, frame: _reap())
     signal.signal(signal.SIGTERM, _doomed)
@@ -469,8 +477,8 @@ def serve(control: int) -> None:
                         if received is None:
                             raise _Doomed
                         message, (fd,) = received
+                        os.set_inheritable(fd, False)
                         channel = _Channel(socket.socket(fileno=fd), list(message.get("rules") or []))
-                        channel.connection.set_inheritable(False)
                         channels[channel.taken_read] = channel
                         poller.register(channel.taken_read, select.POLLIN)
                         poller.register(channel.connection.fileno(), select.POLLRDHUP)
@@ -489,6 +497,26 @@ def serve(control: int) -> None:
                             channel.close()
     except (_Doomed, OSError):
         pass
+    _shutdown()
+
+
+def _shutdown() -> None:
+    """The long-lived launcher's end: when its only children are keepers, each is told to end (it kills
+    its command's tree, if it has one, and exits) and the launcher exits at once; with any other child
+    (an orphan whose keeper was killed), every descendant is killed first."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM, signal.SIGCHLD})
+    try:
+        with open(f"/proc/self/task/{os.getpid()}/children", "rb") as file:
+            children = {int(word) for word in file.read().split()}
+    except OSError:  # no such file on this kernel: look at every process
+        children = None
+    if children is not None and children <= _KEEPERS:
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except OSError:
+                continue
+        os._exit(0)
     _kill_all_and_exit(0)
 
 

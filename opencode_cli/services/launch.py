@@ -111,7 +111,7 @@ class Launcher:
 
     def _channel(self, key: tuple[Any, ...]) -> socket.socket:
         """The channel of the rules ``key`` (opened now when there is none)."""
-        import json
+        import marshal
         import socket
 
         channel = self._channels.pop(key, None)
@@ -119,7 +119,7 @@ class Launcher:
             assert self._control is not None
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                message = json.dumps({"rules": list(key[0])}).encode("ascii")
+                message = marshal.dumps({"rules": list(key[0])})
                 self._control.sendmsg([message], [_rights(theirs.fileno())])
             except BaseException:
                 ours.close()
@@ -146,9 +146,10 @@ class Launcher:
         """Have the launcher run ``argv`` (its standard input ``stdin``, its output and errors ``output``,
         the keeper's reports on ``status``; the caller keeps and closes its own descriptors). A launcher
         that died is started again. Raises :class:`OSError` when it cannot be reached."""
-        import json
+        import marshal
 
-        payload = json.dumps({"argv": list(argv), "cwd": cwd, "env": dict(env)}).encode("ascii")
+        # marshal: the launcher runs this same interpreter, and reads it without importing anything
+        payload = marshal.dumps({"argv": list(argv), "cwd": cwd, "env": dict(env)})
         key = _channel_key(rules)
         with self._lock:
             for attempt in range(2):
