@@ -104,14 +104,27 @@ def _reap() -> None:
 
 
 def _kill_all_and_exit(code: int) -> None:
+    """Kill every descendant, then exit with ``code`` (negative: die of that signal, as the command did)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM})
     try:
         os.waitpid(-1, os.WNOHANG)
     except ChildProcessError:  # no child, so no descendant at all: nothing to look for in /proc
-        os._exit(code)
+        _exit(code)
     while _signal_all(signal.SIGKILL):  # until none is left (one may fork meanwhile)
         _reap()
     _reap()
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    if code < 0:  # the command died of a signal: so do we, and our parent sees which
+        try:
+            signal.signal(-code, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {-code})
+            os.kill(os.getpid(), -code)
+        except (OSError, ValueError):
+            pass
+        code = 128 - code
     os._exit(code)
 
 
@@ -208,8 +221,6 @@ def _keep(status: int, command: int) -> None:
                     break
     except _Doomed:
         _kill_all_and_exit(137)
-    if code is not None and code < 0:
-        code = 128 - code
     _kill_all_and_exit(code or 0)
 
 
