@@ -76,7 +76,11 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
         define(
             "bash",
             "opencode_cli.tools.bash:init",
-            description=_bash_prompt.describer(flags),
+            description=_bash_prompt.describer(
+                flags,
+                project.env if project is not None else None,
+                project.directory if project is not None else None,
+            ),
             schema=_schemas.recorded("bash"),
             plain=_schemas.plain("bash"),
         )
