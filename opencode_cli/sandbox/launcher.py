@@ -244,6 +244,7 @@ def main() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
     if os.getppid() != host:  # the host died before the parent-death signal was set
         os._exit(137)
+    _report(status, f"pid {os.getpid()}")
     try:
         command = os.fork()
         if command == 0:

@@ -63,7 +63,12 @@ class Launcher:
     launcher and everything it started.
     """
 
+    #: Whether commands go to the long-lived launcher (it needs ``SOCK_SEQPACKET`` Unix sockets: Linux);
+    #: elsewhere each command starts under a one-shot launcher of its own, which reports the same way.
+    served: bool = sys.platform.startswith("linux")
+
     def __init__(self) -> None:
+        self._one_shots: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
@@ -146,6 +151,9 @@ class Launcher:
         """Have the launcher run ``argv`` (its standard input ``stdin``, its output and errors ``output``,
         the keeper's reports on ``status``; the caller keeps and closes its own descriptors). A launcher
         that died is started again. Raises :class:`OSError` when it cannot be reached."""
+        if not self.served:
+            self._one_shot(argv, cwd=cwd, env=env, rules=rules, stdin=stdin, output=output, status=status)
+            return
         import marshal
 
         # marshal: the launcher runs this same interpreter, and reads it without importing anything
@@ -162,6 +170,34 @@ class Launcher:
                     if attempt:
                         raise
                     self._close()  # it died meanwhile: the next round starts another
+
+    def _one_shot(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        rules: Rules | None,
+        stdin: int,
+        output: int,
+        status: int,
+    ) -> None:
+        """Start ``argv`` under a one-shot launcher of its own (where there is no long-lived one)."""
+        import subprocess
+
+        with self._lock:
+            self._one_shots = {process for process in self._one_shots if process.poll() is None}
+            process = subprocess.Popen(
+                [sys.executable, *launcher(rules, status), *argv],
+                cwd=cwd,
+                env=dict(env),
+                stdin=stdin,
+                stdout=output,
+                stderr=output,
+                pass_fds=(status,),
+                start_new_session=True,
+            )
+            self._one_shots.add(process)
 
     def _close(self) -> None:
         """Close the sockets (the launcher then kills what it started and exits) and reap the process."""
@@ -183,8 +219,19 @@ class Launcher:
 
     def stop(self) -> None:
         """Stop the launcher and every command it started (idempotent)."""
+        import signal
+        import subprocess
+
         with self._lock:
             self._close()
+            for process in self._one_shots:  # each kills its command's tree, then exits
+                if process.poll() is None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        process.send_signal(signal.SIGUSR1)
+            for process in self._one_shots:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(STOP_SECONDS)
+            self._one_shots.clear()
 
 
 def _channel_key(rules: Rules | None) -> tuple[Any, ...]:

@@ -121,3 +121,20 @@ def test_sandboxed_and_unsandboxed_calls_share_the_launcher(
         bash.run({"command": f"echo x > {outside}/free{round_}"}, env=bash.env(OPENCODE_SANDBOX="off"))
         assert (outside / f"free{round_}").exists()
     assert project.launcher.starts == 1
+
+
+def test_where_there_is_no_long_lived_launcher_each_command_has_its_own(
+    project: Project, bash: Harness
+) -> None:
+    """Without ``SOCK_SEQPACKET`` (not Linux) each command starts under a one-shot launcher that reports
+    the same way: output, exit code, a stop that takes the whole group, background jobs ended with the
+    project."""
+    project.launcher.served = False
+    assert bash.run({"command": "echo hi; exit 3"}).output == "hi\n"
+    assert bash.run({"command": "exit 3"}).metadata["exit"] == 3
+    stopped = bash.run({"command": "sleep 30", "timeout": 200})
+    assert stopped.metadata["exit"] is None and "terminated command after exceeding timeout" in stopped.output
+    job = int(bash.run({"command": "sleep 1000 & echo $!"}).output)
+    assert project.launcher.pid is None and alive(job)
+    project.close()
+    assert eventually(lambda: not alive(job))
