@@ -5,9 +5,11 @@ finding 2): those places are bound read-only in a private mount namespace before
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +116,56 @@ def test_later_commands_see_the_configuration_as_it_is_now(
     result = bash.run({"command": "echo x > opencode.toml"})
     assert "Read-only file system" in result.output
     assert (project_dir / "opencode.toml").read_text() == CONFIG + "# changed\n"
+
+
+SETPRIV = shutil.which("setpriv")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or SETPRIV is None or not os.path.exists(SYSTEM_PYTHON),
+    reason="needs root to become another user (setpriv), and a system python3",
+)
+def test_the_binds_need_no_root() -> None:
+    """As an ordinary user (nobody, here), a child bound read-only cannot write the file, and the binds
+    stay its own: the parent still writes it. The unprivileged user namespace path of :mod:`mounts`."""
+    base = Path(tempfile.mkdtemp(prefix="opencode-binds-"))  # pytest's own folders are root's alone
+    try:
+        _binds_as_nobody(base)
+    finally:
+        shutil.rmtree(base)
+
+
+def _binds_as_nobody(base: Path) -> None:
+    base.chmod(0o755)
+    place = base / "place"
+    place.mkdir(mode=0o777)
+    place.chmod(0o777)
+    target = place / "opencode.toml"
+    target.write_text("original\n")
+    target.chmod(0o666)
+    code = (
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(Path(mounts.__file__).parent)!r})\n"
+        "import mounts\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        f"    mounts.protect([{str(target)!r}])\n"
+        "    try:\n"
+        f"        open({str(target)!r}, 'a').write('child\\n')\n"
+        "    except OSError as error:\n"
+        "        print('child:', error.strerror)\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        f"open({str(target)!r}, 'a').write('parent\\n')\n"
+        "print('uid', os.getuid())\n"
+    )
+    done = subprocess.run(
+        [str(SETPRIV), "--reuid=65534", "--regid=65534", "--clear-groups", SYSTEM_PYTHON, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["child: Read-only file system", "uid 65534"]
+    assert target.read_text() == "original\nparent\n"
