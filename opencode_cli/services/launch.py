@@ -132,6 +132,7 @@ class Launcher:
             finally:
                 theirs.close()
             channel = ours
+            channel.setblocking(False)  # a full queue is the caller's to wait for, not a blocked loop
             while len(self._channels) >= CHANNELS:
                 self._channels.pop(next(iter(self._channels))).close()
         self._channels[key] = channel  # the most recently used last
@@ -150,7 +151,9 @@ class Launcher:
     ) -> None:
         """Have the launcher run ``argv`` (its standard input ``stdin``, its output and errors ``output``,
         the keeper's reports on ``status``; the caller keeps and closes its own descriptors). A launcher
-        that died is started again. Raises :class:`OSError` when it cannot be reached."""
+        that died is started again. Raises :class:`OSError` when it cannot be reached, and
+        :class:`BlockingIOError` when the channel's queue is full (every keeper busy and a few commands
+        already waiting: try again a moment later; :func:`submit_when_ready` does)."""
         if not self.served:
             self._one_shot(argv, cwd=cwd, env=env, rules=rules, stdin=stdin, output=output, status=status)
             return
@@ -232,6 +235,21 @@ class Launcher:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(STOP_SECONDS)
             self._one_shots.clear()
+
+
+async def submit_when_ready(launcher: Launcher, argv: Sequence[str], **options: Any) -> None:
+    """:meth:`Launcher.submit`, waiting (without blocking the event loop) while the channel's queue is
+    full: when many commands start at once, keepers are forked as the queue is taken."""
+    import asyncio
+
+    delay = 0.001
+    while True:
+        try:
+            launcher.submit(argv, **options)
+            return
+        except BlockingIOError:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
 
 
 def _channel_key(rules: Rules | None) -> tuple[Any, ...]:

@@ -69,13 +69,14 @@ async def run(
     """
     import asyncio
 
-    from ..services.launch import default_launcher
+    from ..services.launch import default_launcher, submit_when_ready
 
     status_read, status_write = os.pipe()
     output_read, output_write = os.pipe()
     stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        (launcher or default_launcher()).submit(
+        await submit_when_ready(
+            launcher or default_launcher(),
             [shell, "-c", command],
             cwd=cwd,
             env=env,
