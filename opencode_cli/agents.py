@@ -129,6 +129,7 @@ def build_agents(
     defaults = _rules(
         {
             "*": "allow",
+            "config": "ask",
             "doom_loop": "ask",
             "external_directory": {"*": "ask", **allowlist},
             "mcp_sampling": "ask",  # an MCP server asking the session's model (mcp.asks)
@@ -158,6 +159,7 @@ def build_agents(
                     "plan_exit": "allow",
                     "task": {"general": "deny"},
                     "edit": {"*": "deny", local_plans: "allow", global_plans: "allow"},
+                    "config": "deny",
                 },
                 home,
                 "defaults.plan",
@@ -183,6 +185,7 @@ def build_agents(
                     },
                     # "*": deny above would deny other paths outright; upstream asks (spec §11.11)
                     "external_directory": {"*": "ask", **allowlist},
+                    "config": "deny",
                 },
                 home,
                 "defaults.explore",

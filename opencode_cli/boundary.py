@@ -12,7 +12,7 @@ import asyncio
 import functools
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,3 +170,89 @@ async def opened(ctx: ToolContext, path: str, *, bypass: bool = False) -> AsyncI
         yield Opened(fd, location, is_dir)
     finally:
         os.close(fd)
+
+
+# -- the project's own configuration and trusted code (the ``config`` permission) -----------------------
+#
+# A file the project loads as configuration or code at start (its config files, everything under a
+# ``.opencode`` directory, the global config directory) changes the rules the model works under: writing
+# it asks ``config`` on top of ``edit``. The sandbox keeps commands from the same places (see
+# :mod:`opencode_cli.sandbox.protect`).
+
+CONFIG_PERMISSION = "config"
+#: Names under a config directory that are the agents' own files, not loaded as configuration.
+CONFIG_EXEMPT = ("plans",)
+#: What the ``config`` permission covers, for ``permissions check`` and the docs.
+CONFIG_COVERS = (
+    "write, edit and apply_patch of opencode.toml, opencode.json and opencode.jsonc (in the project "
+    "directory and its parents up to the worktree), of everything under .opencode/ there and ~/.opencode/ "
+    "(except plans/), and of the global config directory"
+)
+
+
+@dataclass(frozen=True)
+class ConfigPlaces:
+    """The real paths of a project's configuration: files, and directories whose whole content counts."""
+
+    files: tuple[str, ...]
+    directories: tuple[str, ...]
+
+    def covers(self, location: str) -> bool:
+        """Whether the real ``location`` is one of them (or beneath one, not in an exempt folder)."""
+        if location in self.files:
+            return True
+        for folder in self.directories:
+            if contains(folder, location):
+                return not any(contains(os.path.join(folder, name), location) for name in CONFIG_EXEMPT)
+        return False
+
+
+def config_places(directory: str | Path, worktree: str | Path | None, env: Mapping[str, str]) -> ConfigPlaces:
+    """Where the project's configuration and trusted code live (whether or not they exist yet): in the
+    project directory and each parent up to the worktree, ``opencode.toml``/``.json``/``.jsonc`` and
+    ``.opencode/``; ``~/.opencode/``; the global config directory, ``OPENCODE_CONFIG`` and
+    ``OPENCODE_CONFIG_DIR``. Project config is covered even when ``OPENCODE_DISABLE_PROJECT_CONFIG`` is
+    set."""
+    from . import paths
+    from .config import FILE_NAME, JSON_NAMES
+
+    start = Path(real(directory))
+    chain = [start]
+    if worktree is not None:
+        top = Path(real(worktree))
+        chain += [parent for parent in start.parents if parent.is_relative_to(top)]
+    files = [str(folder / name) for folder in chain for name in (*JSON_NAMES, FILE_NAME)]
+    folders = [str(folder / ".opencode") for folder in chain]
+    folders += [str(paths.home_dir(env) / ".opencode"), str(paths.config_dir(env))]
+    if env.get("OPENCODE_CONFIG"):
+        files.append(env["OPENCODE_CONFIG"])
+    if env.get("OPENCODE_CONFIG_DIR"):
+        folders.append(env["OPENCODE_CONFIG_DIR"])
+    return ConfigPlaces(tuple(dict.fromkeys(map(real, files))), tuple(dict.fromkeys(map(real, folders))))
+
+
+def config_pattern(location: str, directory: str | Path, worktree: str | Path | None) -> str:
+    """The ``config`` pattern of a real location: relative to the worktree (or the project directory)
+    when inside, else the location itself."""
+    base = real(worktree or directory)
+    return os.path.relpath(location, base).replace("\\", "/") if contains(base, location) else location
+
+
+async def ask_config(ctx: ToolContext, locations: Iterable[str]) -> None:
+    """Ask ``config`` for the real ``locations`` that are the project's configuration or trusted code
+    (nothing when none is); raises the permission error when denied or rejected."""
+    places = config_places(ctx.directory, ctx.worktree, ctx.env)
+    patterns = list(
+        dict.fromkeys(
+            config_pattern(location, ctx.directory, ctx.worktree)
+            for location in locations
+            if places.covers(location)
+        )
+    )
+    if patterns:
+        await ctx.ask(
+            CONFIG_PERMISSION,
+            patterns,
+            always=patterns,
+            metadata={"filepath": ", ".join(patterns), "files": patterns},
+        )

@@ -110,12 +110,11 @@ def discover(group: str, cache_dir: Path | None, path: Sequence[str] | None = No
     except (OSError, ValueError, TypeError, KeyError):
         pass
     found = _scan(group, path)
+    from .nofollow import replace
+
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        temporary = cache.with_name(f".{cache.name}.{os.getpid()}")
         payload = {"key": key, "entry_points": [e._asdict() for e in found]}
-        temporary.write_text(json.dumps(payload), encoding="utf-8")
-        os.replace(temporary, cache)
+        replace(cache, json.dumps(payload).encode("utf-8"))
     except OSError:
         pass
     return found

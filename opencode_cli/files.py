@@ -344,9 +344,12 @@ async def file_lock(path: str | Path, poll: float = 0.01) -> AsyncIterator[None]
     import asyncio
     import fcntl
 
+    from . import nofollow
+
     lock = lock_path(path)
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    # <tmp> is a writable root of the sandbox: "opencode", "locks" and the lock file are never links
+    with nofollow.directory(lock.parent.parent.parent, (lock.parent.parent.name, lock.parent.name)) as folder:
+        descriptor = nofollow.open_regular(folder, lock.name, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         delay = poll
         while True:

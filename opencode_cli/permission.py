@@ -154,8 +154,14 @@ def permission_key(tool_id: str) -> str:
 #: Permissions the core asks itself, whatever the tools: a path outside the project, a call repeated, an
 #: MCP server asking the session's model (sampling).
 CORE_PERMISSIONS = ("external_directory", "doom_loop", "mcp_sampling")
-#: Permissions a tool asks besides its own key: bash asks ``sandbox`` to run a command unsandboxed.
-ALSO_ASKED = {"bash": ("sandbox",)}
+#: Permissions a tool asks besides its own key: bash asks ``sandbox`` to run a command unsandboxed, the
+#: file tools ask ``config`` to change the project's configuration or trusted code.
+ALSO_ASKED = {
+    "bash": ("sandbox",),
+    "write": ("config",),
+    "edit": ("config",),
+    "apply_patch": ("config",),
+}
 
 
 def unasked(permission: str, tool_ids: Iterable[str], prefixes: Iterable[str] = ()) -> str | None:

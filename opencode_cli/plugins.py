@@ -11,6 +11,7 @@ warning line; everything else keeps working.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -512,13 +513,10 @@ def _write_json(path: Path, value: Any) -> None:
     """Write ``value`` as JSON atomically (a cache: a failure is ignored)."""
     import json
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        temporary.write_text(json.dumps(value), encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    from .nofollow import replace
+
+    with contextlib.suppress(OSError):
+        replace(path, json.dumps(value).encode("utf-8"))
 
 
 def _has_awaitables(result: Any) -> bool:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .policy import Offer
     from .registry import Registry, ToolDefinition
     from .services import Portal, Services
+    from .services.launch import Launcher
     from .session import Prompt, Session
     from .skills import Skills
     from .sources import PluginSource, Source, ToolFileSource
@@ -103,6 +104,7 @@ class Project:
         self._closed = False
         self._permissions: PermissionService | None = None
         self._services: Services | None = None
+        self._launcher: Launcher | None = None
         self._portal: Portal | None = None
         self._workers: Workers | None = None
 
@@ -188,6 +190,18 @@ class Project:
                 if self._services is None:
                     self._services = Services(warn=self.warn)
         return self._services
+
+    @property
+    def launcher(self) -> Launcher:
+        """The project's long-lived launcher (:class:`~opencode_cli.services.launch.Launcher`): bash's
+        commands start through it; it starts on first use, again if it died, and stops with the project."""
+        if self._launcher is None:
+            from .services.launch import Launcher
+
+            with self._swap_lock:
+                if self._launcher is None:
+                    self._launcher = Launcher()
+        return self._launcher
 
     @property
     def started_services(self) -> Services | None:
@@ -550,7 +564,7 @@ class Project:
         services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
-        if services is not None or self._portal is not None or self._workers is not None:
+        if services is not None or self._portal is not None or self._workers is not None or self._launcher:
             import asyncio
 
             await asyncio.to_thread(self._close_elsewhere)
@@ -576,6 +590,8 @@ class Project:
         finally:
             if self._workers is not None:
                 self._workers.close()
+            if self._launcher is not None:
+                self._launcher.stop()
 
     def _close_services_and_portal(self) -> None:
         services, portal = self._services, self._portal

@@ -8,6 +8,7 @@ say that its tools changed (:meth:`Source.report_change`); the project passes th
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -166,6 +167,15 @@ def tool_files(folders: list[Path]) -> list[Path]:
     return files
 
 
+class _SourceOnly(importlib.machinery.SourceFileLoader):
+    """Compiles the tool file from its source every time: no ``__pycache__`` is read or written beside
+    it (the project is a place commands may write; the host must not write or trust files there by a
+    name a command could turn into a link)."""
+
+    def path_stats(self, path: str) -> Any:
+        raise OSError("bytecode is not cached for tool files")
+
+
 def _import_file(path: Path) -> Any:
     """Import a tool file under a private module name (its stem, and a checksum of its path that keeps two
     files of the same name apart)."""
@@ -173,7 +183,8 @@ def _import_file(path: Path) -> Any:
 
     digest = zlib.crc32(str(path).encode("utf-8", "surrogateescape"))
     module_name = f"opencode_user_tools.m{digest:08x}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    loader = _SourceOnly(module_name, str(path))
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)

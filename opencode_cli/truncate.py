@@ -9,12 +9,14 @@ sweep that runs at most once an hour and never blocks the caller.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
+from . import nofollow
 from .limits import MAX_BYTES, MAX_LINES
 
 RETENTION_SECONDS = 7 * 24 * 3600
@@ -150,32 +152,73 @@ class Truncator:
 
     def spill(self, text: str) -> Path:
         """Write ``text`` to a new spill file and return its path; starts a cleanup sweep when due."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / ascending_id("tool")
-        with open(path, "x", encoding="utf-8", errors="surrogatepass") as handle:
+        path, handle = self.open_spill()
+        with handle:
             handle.write(text)
-        schedule_cleanup(self.directory)
         return path
+
+    def open_spill(self) -> tuple[Path, TextIO]:
+        """A new spill file, open for writing (the caller closes it), and its path; starts a cleanup sweep
+        when due. Made with ``O_EXCL | O_NOFOLLOW`` (a sandboxed command may write this directory: the
+        file is only ever written through this descriptor, never opened again by name)."""
+        name = ascending_id("tool")
+        with nofollow.directory(self.directory) as folder:
+            fd = nofollow.create(folder, name)
+        schedule_cleanup(self.directory)
+        handle = open(fd, "w", encoding="utf-8", errors="surrogatepass", closefd=True)  # noqa: SIM115
+        return self.directory / name, handle
 
 
 def cleanup(directory: Path, now: float | None = None) -> list[Path]:
-    """Delete ``tool_*`` files in ``directory`` whose mtime is over seven days old; never raises."""
+    """Delete ``tool_*`` files in ``directory`` whose mtime is over seven days old; never raises.
+
+    Names are looked at and removed relative to the directory's descriptor, without following links (a
+    link is judged by its own time and removed itself)."""
     cutoff = (time.time() if now is None else now) - RETENTION_SECONDS
     removed: list[Path] = []
     try:
-        entries = list(os.scandir(directory))
+        folder = nofollow.open_dir(directory, create=False)
     except OSError:
         return removed
-    for entry in entries:
-        if not entry.name.startswith("tool_"):
-            continue
-        try:
-            if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-        except OSError:
-            continue
+    try:
+        for name in os.listdir(folder):
+            if not name.startswith("tool_"):
+                continue
+            try:
+                info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode) or info.st_mtime >= cutoff:
+                    continue
+                os.unlink(name, dir_fd=folder)
+                removed.append(directory / name)
+            except OSError:
+                continue
+    finally:
+        os.close(folder)
     return removed
+
+
+def _stamp_due(directory: Path, interval: float) -> bool:
+    """Whether the last sweep (the stamp's mtime) is older than ``interval`` (or there is no stamp); if so
+    the stamp is reset to now. The stamp is opened without following a link and used only through its
+    descriptor; one that is not a regular file means no sweep."""
+    try:
+        with nofollow.directory(directory) as folder:
+            try:
+                fd = nofollow.open_regular(folder, _STAMP, os.O_RDONLY)
+            except FileNotFoundError:
+                os.close(nofollow.create(folder, _STAMP))
+                return True
+    except OSError:
+        return False
+    try:
+        if time.time() - os.fstat(fd).st_mtime < interval:
+            return False
+        os.utime(fd)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def schedule_cleanup(
@@ -186,16 +229,7 @@ def schedule_cleanup(
     The time of the last sweep is the mtime of a stamp file in ``directory``, so separate processes
     share the schedule. Returns the started thread, or ``None`` when no sweep was due.
     """
-    stamp = directory / _STAMP
-    try:
-        if time.time() - stamp.stat().st_mtime < interval:
-            return None
-    except OSError:
-        pass
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-    except OSError:
+    if not _stamp_due(directory, interval):
         return None
     thread = threading.Thread(target=cleanup, args=(directory,), name="opencode-cleanup", daemon=True)
     thread.start()

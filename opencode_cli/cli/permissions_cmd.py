@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from ..agents import Agent
+from ..boundary import CONFIG_COVERS, CONFIG_PERMISSION
 from ..config import Config
-from ..permission import NO_MATCH, Rule, evaluate
+from ..permission import NO_MATCH, Rule, evaluate, match
 from .common import err, friendly_errors, make_project, print_json, unasked_in
 
 
@@ -22,6 +23,7 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
     if problem is not None:
         err(f"warning: {problem}")
     matched = rule.source != NO_MATCH
+    covers = CONFIG_COVERS if match(permission, CONFIG_PERMISSION) and permission != "*" else None
     if as_json:
         print_json(
             {
@@ -32,6 +34,7 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
                 "rule": {**rule.as_dict(), "source": rule.source, **({"file": origin} if origin else {})}
                 if matched
                 else None,
+                **({"covers": covers} if covers else {}),
             }
         )
         return
@@ -41,6 +44,8 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
         print(f"rule: {rule.permission} {rule.pattern} -> {rule.action}  (from {where}, agent {agent.name})")
     else:
         print(f"rule: none matched; {rule.action} is the default (agent {agent.name})")
+    if covers:
+        print(f"config is asked on top of edit for {covers}; a [permission.config] rule can allow it")
 
 
 def rule_origin(config: Config, rule: Rule) -> str | None:

@@ -41,6 +41,14 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
         "writable": plan.write if settings.on else [],
         "readable": (plan.read or ["/"]) if settings.on else [],
         "missing": plan.missing,
+        "config": {
+            "protected": plan.protected if settings.on and support.mounts else [],
+            "unprotected": [*plan.unprotected, *([] if support.mounts else plan.protected)]
+            if settings.on
+            else [],
+            "binds": support.mounts,
+            "reason": support.mounts_reason or None,
+        },
     }
     if command is not None:
         scan = _shell_scan.scan(
@@ -87,6 +95,8 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
                 print(f"  {path}")
     for path in data["missing"]:
         print(f"missing (grants nothing): {path}")
+    if data["mode"] != "off":
+        _print_config(data["config"])
     found = data.get("command")
     if found is not None:
         if found["sandboxed"]:
@@ -102,3 +112,17 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
         if found["sandbox"] == "ask" and found["sandboxed"]:
             fate += "; an approved `sandbox` ask would let it out"
         print(f"command: {fate}")
+
+
+def _print_config(config: dict[str, Any]) -> None:
+    """What commands are kept from of the project's configuration and trusted code."""
+    if config["binds"]:
+        print("configuration read-only to commands (bound in a private mount namespace):")
+        for path in config["protected"]:
+            print(f"  {path}")
+    else:
+        print(f"configuration: not protected from commands ({config['reason']})")
+    if config["unprotected"]:
+        print("configuration a command could still create or write:")
+        for path in config["unprotected"]:
+            print(f"  {path}")

@@ -15,6 +15,7 @@ command, so that ``opencode lsp list`` shows it ``failed``, not merely ``found``
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,7 +197,6 @@ def remember_failure(project: Project, name: str, command: list[str], error: str
     """Keep (``error``) or forget (``None``) that server ``name`` failed to start with ``command``; a
     cache: written atomically, a failure to write is ignored."""
     import json
-    import os
 
     from .. import paths
 
@@ -207,11 +207,7 @@ def remember_failure(project: Project, name: str, command: list[str], error: str
         del failures[name]
     else:
         failures[name] = {"command": command, "error": error}
-    path = paths.cache_dir(project.env) / FAILURES_FILE
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps(failures), encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    from ..nofollow import replace
+
+    with contextlib.suppress(OSError):
+        replace(paths.cache_dir(project.env) / FAILURES_FILE, json.dumps(failures).encode("utf-8"))

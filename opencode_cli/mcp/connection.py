@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -288,15 +287,15 @@ class McpConnection(Service):
         if shutil.which(command, path=env.get("PATH")) is None:
             raise FileNotFoundError(f"command not found: {command}")
         argv: list[str] = list(server.command)
+        rules = None
         if server.sandbox is not None:  # the same wall as bash's commands (opencode_cli.sandbox)
             from pathlib import Path
 
             from ..sandbox import confine
-            from ..services.launch import launcher
 
             where, what = Path(self.directory), f"MCP server {self.name}"
             confined = confine(server.sandbox, directory=where, worktree=None, env=env, what=what)
-            argv = [sys.executable, *launcher(None if confined is None else confined[1]), *argv]
+            rules = None if confined is None else confined[1]
         self.process = ServerProcess()
         return await stack.enter_async_context(
             stdio_transport(
@@ -306,6 +305,7 @@ class McpConnection(Service):
                 process=self.process,
                 on_garbage=self._on_garbage,
                 echo_stderr=bool(os.environ.get("OPENCODE_DEBUG")),
+                rules=rules,
             )
         )
 

@@ -2,7 +2,8 @@
 
 The SDK's ``stdio_client`` hides the process it starts: no pid, no exit code, no stderr, and every line
 that is not JSON-RPC logs a traceback. :func:`stdio_transport` starts the server with
-:func:`~opencode_cli.services.processes.spawn` (its own process group, killed with us) and bridges its
+:func:`~opencode_cli.services.processes.spawn` (under the launcher, in its own process group: it and all it
+starts are killed with us) and bridges its
 pipes to the SDK's message streams; the messages are parsed and serialised by the SDK's own types
 (``jsonrpc_message_adapter``), and the session on top is the SDK's ``ClientSession``. What it learns
 about the process is kept in a :class:`ServerProcess`: the pid, the exit code once it exits, the last lines
@@ -18,7 +19,10 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..sandbox.landlock import Rules
 
 #: Lines of a server's stderr kept for the reason it failed.
 STDERR_LINES = 5
@@ -97,18 +101,21 @@ async def stdio_transport(
     process: ServerProcess,
     on_garbage: Callable[[str], None] | None = None,
     echo_stderr: bool = False,
+    rules: Rules | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server and yield the SDK's ``(read, write)`` streams to it.
 
     Leaving closes its stdin and gives it :data:`EXIT_GRACE` to exit, then terminates its process group;
     a cancelled caller (a start that timed out) skips the grace. ``process.exit_seen`` tells whether it
-    ended by itself. ``on_garbage`` is called with the first
+    ended by itself; ``rules`` sandbox the server (it runs under the launcher either way: nothing it
+    starts outlives us). ``on_garbage`` is called with the first
     stdout line that is not JSON-RPC; :data:`GARBAGE_LIMIT` of them before any message end the transport.
     """
     from ..services.processes import spawn, terminate
 
     child = await spawn(
         *argv,
+        rules=rules,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

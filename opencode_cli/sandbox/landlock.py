@@ -137,11 +137,13 @@ class Rules:
 
     ``write``: full access beneath each path; ``read``: read and execute beneath each path (or ``/`` as a
     whole when ``read_all``); ``devices``: files such as ``/dev/null`` that may be read and written;
-    ``network``: whether TCP ``connect``/``bind`` stay allowed (refused otherwise, on ABI 4 and later).
-    A plain class (no dataclasses): the launcher imports this module between fork and exec.
+    ``network``: whether TCP ``connect``/``bind`` stay allowed (refused otherwise, on ABI 4 and later);
+    ``protect``: paths inside the writable roots bound read-only in a private mount namespace first
+    (see :mod:`mounts`). A plain class (no dataclasses): the launcher imports this module between fork
+    and exec.
     """
 
-    __slots__ = ("abi", "devices", "network", "read", "read_all", "write")
+    __slots__ = ("abi", "devices", "network", "protect", "read", "read_all", "write")
 
     def __init__(
         self,
@@ -151,6 +153,7 @@ class Rules:
         devices: list[str] | None = None,
         read_all: bool = True,
         network: bool = False,
+        protect: list[str] | None = None,
     ) -> None:
         self.abi = abi
         self.write = list(write or [])
@@ -158,6 +161,7 @@ class Rules:
         self.devices = list(devices or [])
         self.read_all = read_all
         self.network = network
+        self.protect = list(protect or [])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Rules) and self.as_args() == other.as_args()
@@ -167,18 +171,19 @@ class Rules:
 
     def as_args(self) -> list[str]:
         """The rules as command-line words (what the launcher receives): ``abi=N``, ``network=0|1``,
-        ``read_all=0|1``, then ``w:PATH``, ``r:PATH`` and ``d:PATH`` for each path."""
+        ``read_all=0|1``, then ``w:PATH``, ``r:PATH``, ``d:PATH`` and ``p:PATH`` for each path."""
         words = [f"abi={self.abi}", f"network={int(self.network)}", f"read_all={int(self.read_all)}"]
         words += [f"w:{path}" for path in self.write]
         words += [f"r:{path}" for path in self.read]
         words += [f"d:{path}" for path in self.devices]
+        words += [f"p:{path}" for path in self.protect]
         return words
 
     @classmethod
     def from_args(cls, words: list[str]) -> Rules:
         """The inverse of :meth:`as_args`."""
         rules = cls(0)
-        lists = {"w": rules.write, "r": rules.read, "d": rules.devices}
+        lists = {"w": rules.write, "r": rules.read, "d": rules.devices, "p": rules.protect}
         for word in words:
             kind, _, value = word.partition(":")
             if kind in lists and value:

@@ -52,6 +52,9 @@ class Support:
 
     abi: int
     reason: str = ""
+    mounts: bool = False
+    """Whether a command can get read-only binds in a private mount namespace (see :mod:`.mounts`)."""
+    mounts_reason: str = ""
 
     @property
     def available(self) -> bool:
@@ -73,9 +76,21 @@ class Support:
         return None
 
 
+#: ``0`` in the environment: do not bind the configuration read-only (to see the degraded behaviour).
+MOUNTS_ENV = "OPENCODE_SANDBOX_MOUNTS"
+
+
 def support(env: Mapping[str, str] = os.environ) -> Support:
-    """What the kernel supports (``OPENCODE_LANDLOCK_ABI`` can lower it: see :mod:`.landlock`)."""
-    return Support(*landlock.abi(env))
+    """What the kernel supports (``OPENCODE_LANDLOCK_ABI`` can lower it: see :mod:`.landlock`;
+    ``OPENCODE_SANDBOX_MOUNTS=0`` turns the read-only binds of the configuration off)."""
+    abi, reason = landlock.abi(env)
+    if env.get(MOUNTS_ENV, "").strip() == "0":
+        return Support(abi, reason, False, f"{MOUNTS_ENV}=0")
+    if abi < 1:
+        return Support(abi, reason)
+    from . import mounts
+
+    return Support(abi, reason, *mounts.available())
 
 
 @dataclass
@@ -88,9 +103,14 @@ class Plan:
     """The readable roots when reads are confined (empty: everything may be read)."""
     missing: list[str] = field(default_factory=list)
     """Configured roots that do not exist (they grant nothing)."""
+    protected: list[str] = field(default_factory=list)
+    """The project's configuration and trusted code that exists inside the writable roots (bound
+    read-only where the kernel lets us)."""
+    unprotected: list[str] = field(default_factory=list)
+    """The same places that do not exist yet: a command may create them (nothing to bind)."""
 
-    def rules(self, abi: int) -> landlock.Rules:
-        """The rules for the launcher."""
+    def rules(self, abi: int, protect: bool = True) -> landlock.Rules:
+        """The rules for the launcher (``protect``: with the read-only binds)."""
         return landlock.Rules(
             abi=abi,
             write=list(self.write),
@@ -98,6 +118,7 @@ class Plan:
             devices=[d for d in DEVICES if os.path.exists(d)],
             read_all=self.settings.read == "all",
             network=self.settings.network,
+            protect=list(self.protected) if protect else [],
         )
 
     def note(self) -> str:
@@ -185,7 +206,22 @@ def build(
         read = [*project, *configured, *readable, *SYSTEM_READ, *tool_dirs(env)]
         read = [p for p in _unique(read) if p not in write]
     missing = [p for p in [*configured, *readable] if not os.path.exists(p)]
-    return Plan(settings, _unique(write), [p for p in read if os.path.exists(p)], missing)
+    write = _unique(write)
+    protected, unprotected = _config_in(write, directory, worktree, env)
+    readable_now = [p for p in read if os.path.exists(p)]
+    return Plan(settings, write, readable_now, missing, protected, unprotected)
+
+
+def _config_in(
+    write: list[str], directory: Path, worktree: Path | None, env: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """The project's configuration places beneath a writable root: those that exist, those that do not."""
+    from ..boundary import config_places, contains
+
+    places = config_places(directory, worktree, env)
+    inside = [p for p in (*places.files, *places.directories) if any(contains(root, p) for root in write)]
+    present = [p for p in inside if os.path.lexists(p)]
+    return present, [p for p in inside if p not in present]
 
 
 class SandboxRequired(ToolError):
@@ -225,4 +261,4 @@ def confine(
             return None
         warn(f"sandbox {settings.mode}: TCP connections are not blocked for {what}: {problem}")
     plan = build(settings, directory=directory, worktree=worktree, env=env, spill=spill)
-    return plan, plan.rules(found.abi)
+    return plan, plan.rules(found.abi, found.mounts)

@@ -1,4 +1,5 @@
-"""Child processes with no orphans: their own process group, the parent-death signal, group stop."""
+"""Child processes with no orphans: under the launcher (the reaper), their own process group, the
+parent-death signal, group stop."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from .base import Service
 
 if TYPE_CHECKING:
     import asyncio
+
+    from ..sandbox.landlock import Rules
 
 #: The process groups :func:`spawn` started and :func:`terminate` has not finished yet.
 _LIVE_GROUPS: set[int] = set()
@@ -51,20 +54,28 @@ def _pdeathsig() -> Callable[[], None] | None:
     return preexec
 
 
-async def spawn(*argv: str, **kwargs: Any) -> asyncio.subprocess.Process:
-    """``asyncio.create_subprocess_exec`` for children that must never outlive us.
+async def spawn(*argv: str, rules: Rules | None = None, **kwargs: Any) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec`` for children that must never outlive us, nor their own children.
 
-    The child gets its own process group (``start_new_session``) and, on Linux, ``PR_SET_PDEATHSIG`` =
-    SIGKILL. That signal fires when the *thread* that spawned the child exits, so spawn long-lived
-    children from the thread running their loop (as :class:`Services` does). It needs a ``preexec_fn``,
-    which Python warns is unsafe with threads (a lock held by another thread at fork time); ours only calls
-    ``prctl`` and ``getppid``, resolved before the fork, which is safe. It also rules out ``posix_spawn``
-    (a plain fork is used), which costs little for long-lived children. The signal reaches the direct
-    child only (a fork clears it): when we are SIGKILLed, the child's own children are its business.
-    Stop it with :func:`terminate`.
+    The command runs under a one-shot launcher (:func:`~.launch.launcher`), which is the process we get
+    (its pid, its exit status: the command's, or the signal that killed it): the launcher is the reaper
+    of everything the command starts, passes a SIGTERM on to all of it (those that left the process group
+    too), and kills all of it when the command exits, when we exit, or when we are SIGKILLed (its
+    parent-death signal). ``rules``, when given, sandbox the command (:mod:`opencode_cli.sandbox`).
+
+    The launcher gets its own process group (``start_new_session``) and, on Linux, ``PR_SET_PDEATHSIG``.
+    That signal fires when the *thread* that spawned the child exits, so spawn long-lived children from
+    the thread running their loop (as :class:`Services` does). It needs a ``preexec_fn``, which Python
+    warns is unsafe with threads (a lock held by another thread at fork time); ours only calls ``prctl``
+    and ``getppid``, resolved before the fork, which is safe. It also rules out ``posix_spawn`` (a plain
+    fork is used), which costs little for long-lived children. Stop it with :func:`terminate`.
     """
     import asyncio
 
+    from .launch import launcher
+
+    _check_command(argv[0], kwargs.get("env"), kwargs.get("cwd"))
+    argv = (sys.executable, *launcher(rules), *argv)
     kwargs["start_new_session"] = True
     ours, theirs = _pdeathsig(), kwargs.pop("preexec_fn", None)
     if ours is not None and theirs is not None:
@@ -82,6 +93,24 @@ async def spawn(*argv: str, **kwargs: Any) -> asyncio.subprocess.Process:
     if owner is not None:
         owner[process.pid] = process
     return process
+
+
+def _check_command(command: str, env: Any, cwd: Any) -> None:
+    """Raise what starting ``command`` directly would (:class:`FileNotFoundError`, :class:`PermissionError`)
+    when it cannot be run: the launcher in front of it would only report an exit code."""
+    import errno
+    import shutil
+
+    if os.sep in command:
+        path = os.path.join(cwd, command) if cwd is not None else command
+        if not os.path.exists(path):
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), command)
+        return
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    if shutil.which(command, path=search) is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command)
 
 
 def _signal_group(process: asyncio.subprocess.Process, sig: signal.Signals) -> None:

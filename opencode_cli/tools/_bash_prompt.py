@@ -140,25 +140,30 @@ def render(
     )
 
 
-def describer(flags: object, env: Mapping[str, str] | None = None) -> Callable[[], str]:
+def describer(
+    flags: object, env: Mapping[str, str] | None = None, directory: str | os.PathLike[str] | None = None
+) -> Callable[[], str]:
     """A zero-argument callable giving the description, for :func:`opencode_cli.define`.
 
-    ``flags`` are the project's :class:`~opencode_cli.flags.Flags` (the default timeout). The shell and
-    the directory are those of this process: the project's when run from the CLI, which works in the
-    current directory with this environment.
+    ``flags`` are the project's :class:`~opencode_cli.flags.Flags` (the default timeout); ``env`` its
+    environment (the shell, the scratch directory; default: this process's); ``directory`` the project's
+    directory, where commands run (default: this process's current directory, for a registry with no
+    project).
     """
 
     def describe() -> str:
         from ..limits import MAX_BYTES, MAX_LINES
+        from ..paths import tmp_dir
         from . import _shell_choice
 
         source = os.environ if env is None else env
         return render(
             shell=_shell_choice.name(_shell_choice.choose(source)),
-            directory=os.getcwd(),
+            directory=os.getcwd() if directory is None else os.fspath(directory),
             default_timeout=default_timeout_ms(getattr(flags, "bash_default_timeout_ms", None)),
             max_lines=MAX_LINES,
             max_bytes=MAX_BYTES,
+            tmp=str(tmp_dir(source)),
         )
 
     return describe

@@ -1,11 +1,12 @@
 """Running a command line in a shell for the bash tool: the process group's life.
 
-Which shell is :mod:`._shell_choice`'s decision. :func:`run` starts ``<shell> -c <command>`` through the
-launcher (:mod:`opencode_cli.services.launch`) in a new session (so in its own process group), with standard
-input closed and standard error merged into standard output, and hands each piece of output to a callback as
-it arrives (decoded as UTF-8). The launcher stays as the reaper of whatever the command starts, so all of it
-dies with us, even when we are SIGKILLed; given sandbox rules it applies them to the shell between fork and
-exec. It reports the shell's exit on a pipe of its own. :func:`run` returns when the shell exits, when the
+Which shell is :mod:`._shell_choice`'s decision. :func:`run` hands ``<shell> -c <command>`` to the project's
+long-lived launcher (:class:`opencode_cli.services.launch.Launcher`), which forks a keeper for it in a new
+session (so in its own process group); standard input is closed and standard error merged into standard
+output, and each piece of output goes to a callback as it arrives (decoded as UTF-8). The keeper stays as the
+reaper of whatever the command starts, so all of it dies with us, even when we are SIGKILLed; given sandbox
+rules it applies them to the shell between fork and exec. It reports its pid and the shell's exit on a pipe of
+its own. :func:`run` returns when the shell exits, when the
 timeout passes or when the abort signal fires; in the last two cases the whole process group is stopped:
 ``SIGTERM``, then ``SIGKILL`` to whatever is still alive three seconds later. A job the command leaves running
 in the background after a normal exit is left alone while we live (as in OpenCode), but the call does not wait
@@ -16,17 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # asyncio and subprocess are imported when a command runs, not when tools are listed
     import asyncio
-    import subprocess
 
     from ..context import AbortSignal
     from ..sandbox.landlock import Rules
+    from ..services.launch import Launcher
 
 KILL_GRACE_SECONDS = 3.0
 TIMEOUT_SLACK_SECONDS = 0.1
@@ -58,6 +58,7 @@ async def run(
     abort: AbortSignal,
     on_output: Callable[[str], None],
     rules: Rules | None = None,
+    launcher: Launcher | None = None,
 ) -> Finished:
     """Run ``command`` with ``shell -c``; ``timeout`` in seconds (the slack is added here).
 
@@ -67,82 +68,110 @@ async def run(
     before the cancellation goes on.
     """
     import asyncio
-    import codecs
-    import signal
-    import subprocess
 
-    from ..services.launch import launcher
+    from ..services.launch import default_launcher, submit_when_ready
 
     status_read, status_write = os.pipe()
+    output_read, output_write = os.pipe()
+    stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        process = subprocess.Popen(
-            [sys.executable, *launcher(rules, status_write), shell, "-c", command],
+        await submit_when_ready(
+            launcher or default_launcher(),
+            [shell, "-c", command],
             cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(status_write,),
+            env=env,
+            rules=rules,
+            stdin=stdin,
+            output=output_write,
+            status=status_write,
         )
     except BaseException:
         os.close(status_read)
+        os.close(output_read)
         raise
     finally:
-        os.close(status_write)
-    _LAUNCHERS.add(process)
-    group = process.pid  # the new session's id, and its process group's
+        for descriptor in (stdin, output_write, status_write):
+            os.close(descriptor)
     loop = asyncio.get_running_loop()
-    assert process.stdout is not None
-    reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
-    try:
-        exited = _exit_future(status_read, loop)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), process.stdout
-        )
-    except BaseException:
-        _signal(group, signal.SIGKILL)  # nothing may run unwatched
-        process.wait()
-        raise
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    keeper = _Keeper(status_read, loop)
+    output = _Output(output_read, loop, on_output)
+    exited = keeper.exited
+    stopping: asyncio.Future[bool] = loop.create_future()  # True: aborted; False: timed out
 
-    async def pump() -> None:
-        while True:
-            data = await reader.read(READ_CHUNK)
-            if not data:
-                break
-            text = decoder.decode(data)
-            if text:
-                on_output(text)
+    def stop(aborted: bool) -> None:
+        if not stopping.done():
+            stopping.set_result(aborted)
 
-    pumping = asyncio.ensure_future(pump())
-    aborting = asyncio.ensure_future(abort.wait_async())
-    timer = asyncio.ensure_future(asyncio.sleep(timeout + TIMEOUT_SLACK_SECONDS))
+    timer = loop.call_later(timeout + TIMEOUT_SLACK_SECONDS, stop, False)
+    forget = abort.on_abort(lambda: loop.call_soon_threadsafe(stop, True))
     finished = Finished(None)
     try:
-        done, _ = await asyncio.wait({exited, aborting, timer}, return_when=asyncio.FIRST_COMPLETED)
-        if exited in done:
+        await asyncio.wait((exited, stopping), return_when=asyncio.FIRST_COMPLETED)
+        if exited.done():
             finished.code = _exit_code(exited.result())
         else:
-            finished.aborted = aborting in done
+            finished.aborted = stopping.result()
             finished.timed_out = not finished.aborted
-            await stop_group(group, exited)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(pumping), DRAIN_SECONDS)
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            on_output(tail)
+            await stop_group(keeper, exited)
+        if not output.ended.done():
+            await asyncio.wait((output.ended,), timeout=DRAIN_SECONDS)
+        output.flush()
         return finished
     except BaseException:
         if not exited.done():
-            await asyncio.shield(stop_group(group, exited))
+            await asyncio.shield(stop_group(keeper, exited))
         raise
     finally:
-        for task in (aborting, timer, pumping):
-            task.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.gather(pumping, return_exceptions=True)
-        transport.close()
+        timer.cancel()
+        forget()
+        output.close()
+        keeper.close()
+
+
+class _Output:
+    """The command's output pipe, read as it arrives (a reader on the loop, no task) and handed to
+    ``on_output`` decoded; ``ended`` is set at its end (every holder closed it) or when it is closed."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_output: Callable[[str], None]) -> None:
+        import codecs
+
+        self.ended: asyncio.Future[None] = loop.create_future()
+        self._fd, self._loop, self._on_output = fd, loop, on_output
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, self._ready)
+
+    def _ready(self) -> None:
+        try:
+            data = os.read(self._fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.close()
+            return
+        text = self._decoder.decode(data)
+        if text:
+            try:
+                self._on_output(text)
+            except Exception:  # a failing consumer stops the reading (the command then gets SIGPIPE)
+                self.close()
+
+    def flush(self) -> None:
+        """Hand on what the decoder still holds (an incomplete character at the end)."""
+        tail = self._decoder.decode(b"", final=True)
+        if tail:
+            self._on_output(tail)
+
+    def close(self) -> None:
+        """Stop reading and close the pipe (nothing when closed already)."""
+        if self._fd >= 0:
+            self._loop.remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+        if not self.ended.done():
+            self.ended.set_result(None)
 
 
 def _exit_code(returncode: int) -> int:
@@ -154,19 +183,8 @@ class SandboxError(OSError):
     """The launcher could not apply the sandbox; the command did not run."""
 
 
-#: Launchers still reaping what their command left running (they exit when it is all gone).
-_LAUNCHERS: set[subprocess.Popen[bytes]] = set()
-
-
-def _reap_launchers() -> None:
-    for process in list(_LAUNCHERS):
-        if process.poll() is not None:
-            _LAUNCHERS.discard(process)
-
-
-def _parse_status(data: bytes) -> int:
-    """The shell's return code from the launcher's report (negative: killed by that signal)."""
-    line = data.decode("utf-8", "replace").partition("\n")[0]
+def _parse_status(line: str) -> int:
+    """The shell's return code from the keeper's report (negative: killed by that signal)."""
     word, _, rest = line.partition(" ")
     if word == "exit":
         return int(rest)
@@ -175,40 +193,59 @@ def _parse_status(data: bytes) -> int:
         raise OSError(int(number), message)
     if word == "sandbox":
         raise SandboxError(f"the sandbox could not be applied: {rest}")
-    return -9  # the launcher was killed before it could report (the group was stopped)
+    return -9  # the keeper was killed before it could report (the group was stopped)
 
 
-def _exit_future(status: int, loop: asyncio.AbstractEventLoop) -> asyncio.Future[int]:
-    """A future set to the shell's return code once the launcher reports it on ``status`` (read to its
-    end, then closed). The launcher itself may live on to reap background jobs, so its own exit is not
-    what is waited for; it is reaped later (see :data:`_LAUNCHERS`).
-    """
-    future: asyncio.Future[int] = loop.create_future()
-    received = bytearray()
-    os.set_blocking(status, False)
+class _Keeper:
+    """What the command's keeper reports on the status pipe (read to its end, then closed): ``pid`` once
+    it leads the command's process group, then ``exited``, the shell's return code. The keeper may live
+    on to reap background jobs, so its own end is not what is waited for."""
 
-    def ready() -> None:
+    def __init__(self, status: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.pid: int | None = None
+        self.started: asyncio.Future[int | None] = loop.create_future()
+        self.exited: asyncio.Future[int] = loop.create_future()
+        self._status, self._loop, self._buffer = status, loop, b""
+        os.set_blocking(status, False)
+        loop.add_reader(status, self._ready)
+
+    def _ready(self) -> None:
         try:
-            data = os.read(status, 4096)
+            data = os.read(self._status, 4096)
         except BlockingIOError:
             return
         except OSError:
             data = b""
         if data:
-            received.extend(data)
+            self._buffer += data
+            while b"\n" in self._buffer:
+                line, _, self._buffer = self._buffer.partition(b"\n")
+                self._line(line.decode("utf-8", "replace"))
             return
-        loop.remove_reader(status)
-        os.close(status)
-        _reap_launchers()
-        if future.done():
+        self.close()
+        self._line("")
+
+    def close(self) -> None:
+        """Stop reading the status pipe (it is closed once read to its end: nothing then)."""
+        if self._status >= 0:
+            self._loop.remove_reader(self._status)
+            os.close(self._status)
+            self._status = -1
+
+    def _line(self, line: str) -> None:
+        if line.startswith("pid "):
+            self.pid = int(line[4:])
+            if not self.started.done():
+                self.started.set_result(self.pid)
+            return
+        if not self.started.done():
+            self.started.set_result(None)
+        if self.exited.done():
             return
         try:
-            future.set_result(_parse_status(bytes(received)))
+            self.exited.set_result(_parse_status(line))
         except (OSError, ValueError) as error:
-            future.set_exception(error)
-
-    loop.add_reader(status, ready)
-    return future
+            self.exited.set_exception(error)
 
 
 def _signal_process(pid: int, sig: int) -> None:
@@ -246,12 +283,18 @@ def group_alive(group: int) -> bool:
     return False
 
 
-async def stop_group(group: int, exited: asyncio.Future[int]) -> None:
-    """``SIGTERM`` the group; ``SIGKILL`` it if anything of it still runs after the grace period."""
+async def stop_group(keeper: _Keeper, exited: asyncio.Future[int]) -> None:
+    """``SIGTERM`` the command's group; ``SIGKILL`` it if anything of it still runs after the grace period."""
     import asyncio
     import signal
 
     loop = asyncio.get_running_loop()
+    try:
+        group = await asyncio.wait_for(asyncio.shield(keeper.started), KILL_GRACE_SECONDS)
+    except TimeoutError:
+        group = None
+    if group is None:  # the keeper never started (its launcher died): nothing of it runs
+        return
     _signal(group, signal.SIGTERM)
     deadline = loop.time() + KILL_GRACE_SECONDS
     try:
@@ -259,14 +302,14 @@ async def stop_group(group: int, exited: asyncio.Future[int]) -> None:
             if exited.done() and not group_alive(group):
                 return
             await asyncio.sleep(POLL_SECONDS)
-        # The launcher (the group's leader) SIGKILLs every descendant, those that left the group too;
+        # The keeper (the group's leader) SIGKILLs every descendant, those that left the group too;
         # SIGKILL to the group is the last resort.
         _signal_process(group, signal.SIGUSR1)
         deadline = loop.time() + LAUNCHER_SECONDS
         while loop.time() < deadline and group_alive(group):
             await asyncio.sleep(POLL_SECONDS)
         _signal(group, signal.SIGKILL)
-        await exited
+        await asyncio.wait({exited}, timeout=LAUNCHER_SECONDS)
     except asyncio.CancelledError:
         _signal(group, signal.SIGKILL)
         raise

@@ -119,8 +119,9 @@ class OutputCollector:
             self.cut = True
 
     def _spill(self, text: str) -> None:
-        self.path = self.truncator.spill(text)
-        self._sink = open(self.path, "a", encoding="utf-8", errors="surrogatepass")  # noqa: SIM115
+        # written through the descriptor that made it: the name is in a directory commands may write
+        self.path, self._sink = self.truncator.open_spill()
+        self._sink.write(text)
 
     def finish(self) -> Collected:
         """Close the spill file and cut the kept output to its tail; spill it now if it is cut."""

@@ -639,6 +639,7 @@ async def _verify_ask_apply(hunks: list[Hunk], ctx: ToolContext, base: str) -> l
         },
     )
     await unless_aborted(asked, ctx)
+    await unless_aborted(boundary.ask_config(ctx, sorted(verified.judged)), ctx)
 
     async with contextlib.AsyncExitStack() as locks:
         await unless_aborted(locks.enter_async_context(_hold_locks(_touched(changes))), ctx)

@@ -184,6 +184,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
             abort=ctx.abort,
             on_output=on_output,
             rules=sandboxed.rules if sandboxed is not None else None,
+            launcher=ctx.project.launcher if ctx.project is not None else None,
         )
     except _shell.SandboxError as error:
         collector.close()

@@ -105,7 +105,9 @@ async def guarded_write(
 
         async def ready() -> tuple[files.Target, Prepared[T]]:
             target = await stack.enter_async_context(pinned(ctx, path))
-            return target, await prepare(target)
+            prepared = await prepare(target)
+            await boundary.ask_config(ctx, [target.location])  # the project's own rules: not edit's alone
+            return target, prepared
 
         try:
             target, (text, bom, value) = await unless_aborted(ready(), ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -498,9 +499,12 @@ def _drop_bytecode(path: str) -> None:
     otherwise be taken for the cached version)."""
     if not path.endswith(".py"):
         return
+    from ..nofollow import unlink
+
     with contextlib.suppress(OSError, ValueError, NotImplementedError):
         cached = importlib.util.cache_from_source(path)
-        Path(cached).unlink(missing_ok=True)
+        folder, name = os.path.split(cached)  # <dir>/__pycache__/<name>: never through a planted link
+        unlink(os.path.dirname(folder), [os.path.basename(folder)], name)
 
 
 def _deleted(key: str) -> bool:

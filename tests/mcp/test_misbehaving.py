@@ -4,6 +4,7 @@ prints garbage, or is slow to stop (issue 26, items 0-5). Every server here is a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -160,13 +161,15 @@ def test_a_stopped_server_times_out_by_name_is_stopped_and_started_afresh(
             first = status_of(project, "demo").pid
             assert first and alive(first)
             async with project.session(prompt=allow) as session:
-                os.kill(first, signal.SIGSTOP)
+                # the whole group: the server runs under a launcher (the pid shown), which leads it
+                os.killpg(first, signal.SIGSTOP)
                 try:
                     with pytest.raises(ToolError) as timed_out:
                         await session.execute("demo_echo", {"text": "hello?"})
                 finally:
                     if alive(first):
-                        os.kill(first, signal.SIGCONT)
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(first, signal.SIGCONT)
                 assert str(timed_out.value) == (
                     'MCP server "demo" did not answer tools/call within 6 s (mcp.demo.timeout)'
                 )

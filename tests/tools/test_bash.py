@@ -602,7 +602,13 @@ def test_description_names_os_shell_directory_tmp_limits_and_timeout(bash_projec
     description = bash_project.registry.get("bash").tool.description
     assert "OS: linux" in description or "OS: darwin" in description
     assert re.search(r"Shell: (bash|zsh|sh);", description)
-    assert f"Working directory: {os.getcwd()}" in description
+    # where commands run: the project's directory, not this process's (issue 36: a library host's
+    # project is rarely its current directory)
+    assert os.getcwd() != str(bash_project.directory)
+    assert f"Working directory: {bash_project.directory};" in description or (
+        f"Working directory: {bash_project.directory}\n" in description
+    )
+    assert f"Working directory: {os.getcwd()}\n" not in description
     assert os.path.join(tempfile.gettempdir(), "opencode") in description
     assert "2000 lines or 51200 bytes" in description
     assert "commands will time out after 120000ms (2 minutes)" in description

@@ -32,24 +32,51 @@ SECRET = "the-secret-42"
 
 
 class Listener:
-    """A TCP listener on 127.0.0.1 that counts the connections it accepts (and answers HTTP)."""
+    """A TCP listener on 127.0.0.1 that counts the connections it accepts (and answers HTTP).
+
+    The count is set by the accept thread: read it with :meth:`connections`, which first waits for the
+    thread to have accepted everything that reached the listener so far (the kernel completes a
+    connection before ``accept`` returns it, so a command may have connected and exited while its
+    connection still waits in the queue)."""
 
     def __init__(self) -> None:
         self.socket = socket.create_server(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
         self.accepted = 0
+        self.changed = threading.Condition()
+        self.probes: set[int] = set()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
     def _serve(self) -> None:
         while True:
             try:
-                connection, _ = self.socket.accept()
+                connection, peer = self.socket.accept()
             except OSError:
                 return
-            self.accepted += 1
+            with self.changed:
+                if peer[1] in self.probes:
+                    self.probes.discard(peer[1])
+                else:
+                    self.accepted += 1
+                self.changed.notify_all()
             with connection:
                 connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    def connections(self, timeout: float = 30) -> int:
+        """How many connections (other than its own probe) were accepted, once the accept thread has
+        taken every connection made before this call: a probe connection, queued after them, is waited
+        for."""
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        with self.changed:
+            self.probes.add(port)
+        with probe:
+            probe.connect(("127.0.0.1", self.port))
+            with self.changed:
+                assert self.changed.wait_for(lambda: port not in self.probes, timeout), "probe not accepted"
+                return self.accepted
 
     def close(self) -> None:
         self.socket.shutdown(socket.SHUT_RDWR)  # wakes the accept()
@@ -193,7 +220,7 @@ def _run_escape(harness: Harness, escape: Escape, place: Place, listener: Listen
     elif escape.kind == "kept":
         escaped = not place.kept.exists() or place.kept.read_text() != "original"
     elif escape.kind == "net":
-        escaped = listener.accepted > 0
+        escaped = listener.connections() > 0
     else:
         escaped = "BOUND" in result.output
     return result, escaped
@@ -265,7 +292,7 @@ def test_network_true_lets_tcp_through(make_project: Any, place: Place, listener
         f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), 5)\""
     )
     assert bash.run({"command": command}).metadata["exit"] == 0
-    assert listener.accepted == 1
+    assert listener.connections() == 1
 
 
 def test_a_failing_sandboxed_command_ends_with_the_sandbox_line(make_project: Any, place: Place) -> None:
@@ -442,7 +469,7 @@ def test_without_network_rules_files_stay_confined_and_tcp_is_let_through_with_a
         f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), 5)\""
     )
     bash.run({"command": f"{connect}; touch {place.outside}/no"}, env=bash.env(OPENCODE_LANDLOCK_ABI="3"))
-    assert listener.accepted == 1
+    assert listener.connections() == 1
     assert not (place.outside / "no").exists()
     assert "TCP connections are not blocked" in capfd.readouterr().err
 

@@ -1,0 +1,136 @@
+"""Nothing the project starts outlives the host (issue 35, finding 3): a local MCP server (unsandboxed), a
+language server and a bash background job each start a child that leaves their session (``setsid``) and
+one that stays, then the host (a real ``opencode tools run`` process, busy with a call to that child's
+parent) is SIGKILLed. Every one of those processes is gone soon after: polled for at most 5 seconds, the
+assertion is that none is alive.
+
+The processes are found by a marker in their environment (they all inherit it from the host). The same
+with a plain exit of the host, for the MCP server (whose children outlived a normal exit before).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+MARK = "OPENCODE_TEST_ORPHANS"
+SERVERS = Path(__file__).parent
+DEMO_SERVER = SERVERS / "mcp" / "servers" / "demo_server.py"
+FIXTURE_SERVER = SERVERS / "lsp" / "servers" / "fixture_server.py"
+#: Starts the two children, then becomes the real program ("$0" "$@").
+SPAWNING = 'setsid sleep 1000 & sleep 1001 & exec "$0" "$@"'
+BUILTIN_LSP = ("basedpyright", "pyright", "ty", "pylsp", "jedi-language-server")
+
+
+def marked(mark: str, exclude: int) -> list[tuple[int, str]]:
+    """The live processes (pid, command line) whose environment holds ``MARK=mark``, but ``exclude``."""
+    needle = f"{MARK}={mark}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == exclude:
+            continue
+        try:
+            if needle not in Path(f"/proc/{name}/environ").read_bytes().split(b"\0"):
+                continue
+            state = Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()[0]
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            found.append((int(name), cmdline.strip()))
+    return found
+
+
+def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _host(cli_env: dict[str, str], mark: str, *args: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in cli_env.items() if k != "project"}
+    env[MARK] = mark
+    script = Path(sys.executable).parent / "opencode"
+    return subprocess.Popen(
+        [str(script), "tools", "run", *args],
+        cwd=cli_env["project"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _sleeps(mark: str, host: int) -> int:
+    return sum(line.startswith("sleep 100") for _, line in marked(mark, host))
+
+
+def _kill_and_check(host: subprocess.Popen[bytes], mark: str) -> None:
+    try:
+        assert wait_for(lambda: _sleeps(mark, host.pid) == 2, 60), marked(mark, host.pid)
+        host.send_signal(signal.SIGKILL)
+        host.wait()
+        assert wait_for(lambda: not marked(mark, host.pid), 5), marked(mark, host.pid)
+    finally:
+        for pid, _ in marked(mark, host.pid):
+            os.kill(pid, signal.SIGKILL)
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+
+
+def _mcp_config(project: Path) -> None:
+    command = ["sh", "-c", SPAWNING, sys.executable, str(DEMO_SERVER), "stdio"]
+    (project / "opencode.toml").write_text(
+        tomli_w.dumps({"mcp": {"spawner": {"type": "local", "command": command}}})
+    )
+
+
+@pytest.mark.slow
+def test_an_unsandboxed_mcp_servers_children_die_with_a_sigkilled_host(cli_env: dict[str, str]) -> None:
+    _mcp_config(Path(cli_env["project"]))
+    mark = uuid.uuid4().hex
+    _kill_and_check(_host(cli_env, mark, "spawner_slow", "seconds=600"), mark)
+
+
+@pytest.mark.slow
+def test_an_unsandboxed_mcp_servers_children_die_when_the_host_exits(cli_env: dict[str, str]) -> None:
+    _mcp_config(Path(cli_env["project"]))
+    mark = uuid.uuid4().hex
+    host = _host(cli_env, mark, "spawner_echo", "text=hi")
+    try:
+        assert host.wait(120) == 0
+        assert wait_for(lambda: not marked(mark, host.pid), 5), marked(mark, host.pid)
+    finally:
+        for pid, _ in marked(mark, host.pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_language_servers_children_die_with_a_sigkilled_host(cli_env: dict[str, str]) -> None:
+    project = Path(cli_env["project"])
+    servers: dict[str, object] = {name: {"disabled": True} for name in BUILTIN_LSP}
+    command = ["sh", "-c", SPAWNING, sys.executable, str(FIXTURE_SERVER)]
+    servers["fixture"] = {"command": command, "extensions": [".fx"]}
+    (project / "opencode.toml").write_text(tomli_w.dumps({"lsp": servers}))
+    (project / "code.fx").write_text("first line\nthis one makes it hang\n")
+    cli_env = {**cli_env, "OPENCODE_EXPERIMENTAL_LSP_TOOL": "true"}
+    mark = uuid.uuid4().hex
+    host = _host(cli_env, mark, "lsp", "operation=hover", "filePath=code.fx", "line=2", "character=1")
+    _kill_and_check(host, mark)
+
+
+@pytest.mark.slow
+def test_a_bash_background_jobs_die_with_a_sigkilled_host(cli_env: dict[str, str]) -> None:
+    mark = uuid.uuid4().hex
+    _kill_and_check(_host(cli_env, mark, "bash", "command=setsid sleep 1000 & sleep 1001 & wait"), mark)
