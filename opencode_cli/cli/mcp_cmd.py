@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
-from .common import EXIT_TOOL_ERROR, err, fail, friendly_errors, make_project, print_json, run_in_project
+from .common import (
+    EXIT_TOOL_ERROR,
+    err,
+    exit_if_signalled,
+    fail,
+    friendly_errors,
+    make_project,
+    print_json,
+    run_in_project,
+)
 
 
 def list_servers(as_json: bool) -> None:
@@ -158,3 +168,5 @@ def serve(
             fail(f"error: {error}", EXIT_TOOL_ERROR)
 
     run_in_project(project, work)
+    if transport == "stdio":  # the calls in flight were answered: now the signal's exit code
+        exit_if_signalled(SimpleNamespace(reason=served.stopped))

@@ -25,7 +25,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
 from ...context import AbortSignal
-from ...session import QUESTION_ASKER, ToolCall
+from ...session import QUESTION_ASKER, ToolCall, ToolPart
 from .asking import declares_elicitation, hint, make_prompt
 from .calls import CURRENT, Call, forward_metadata
 from .content import result_for, tool_for
@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from ...session import Session
 
 #: Seconds the calls in flight get to end after their abort when the server stops.
-ABORT_BOUND = 0.5
+ABORT_BOUND = 5.0
+#: Seconds a cancelled call gets to end after its abort before its task is cancelled.
+CANCEL_BOUND = 5.0
 
 #: Messages (steps, one per call) a client's session holds in memory; a remembered one keeps all in the
 #: store.
@@ -102,6 +104,8 @@ class ServeHost:
         self.clients: dict[str, Client] = {}
         self._running: set[AbortSignal] = set()
         self._idle = asyncio.Event()
+        self.stopped: str | None = None
+        """Why the server stopped, if a signal stopped it (``interrupted`` or ``terminated``)."""
         self.server = _Server(
             "opencode",
             version=__version__,
@@ -148,6 +152,7 @@ class ServeHost:
             "title": f"opencode mcp serve ({key})",
             "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
             "own_approvals": True,
+            "lists_invalid": False,  # tools/list never offers it
             "window": SESSION_WINDOW,  # each call is a step: the latest steps are all a call needs
         }
         if self.options.session_id and key == STDIO_CLIENT:
@@ -170,14 +175,13 @@ class ServeHost:
     async def abort_calls(self, reason: str = "terminated", bound: float = ABORT_BOUND) -> None:
         """Abort every call in flight (the server is stopping) and wait, at most ``bound`` seconds, for
         them to end: each is answered with the interrupted text, the processes its tool started stopped."""
-        import asyncio
-
         for abort in list(self._running):
             abort.abort(reason)
-        if self._running:
-            self._idle.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), bound)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(bound):
+                while self._running:
+                    self._idle.clear()
+                    await self._idle.wait()
 
     def close(self) -> None:
         """Close every client's session."""
@@ -220,14 +224,7 @@ class ServeHost:
         abort = AbortSignal()
         self._running.add(abort)
         try:
-            with self.project.hold():
-                self._follow_agent(client.session)
-                client.session.resolve()  # the offer of the generation this call runs in
-                client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
-                # a client's cancellation cancels this task: the tool stops (bash kills its process group)
-                part = await client.session.dispatch(
-                    ToolCall(params.name, dict(params.arguments or {})), abort=abort
-                )
+            part = await self._until_answered(self._dispatch(client, params, abort), abort)
             await call.finish()
         finally:
             self._running.discard(abort)
@@ -238,6 +235,36 @@ class ServeHost:
             if client.once:
                 client.session.close()
         return result_for(part, hint(call.unanswered) if part.status == "error" else "")
+
+    async def _dispatch(
+        self, client: Client, params: types.CallToolRequestParams, abort: AbortSignal
+    ) -> ToolPart:
+        with self.project.hold():
+            self._follow_agent(client.session)
+            client.session.resolve()  # the offer of the generation this call runs in
+            client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
+            return await client.session.dispatch(
+                ToolCall(params.name, dict(params.arguments or {})), abort=abort
+            )
+
+    @staticmethod
+    async def _until_answered(work: Any, abort: AbortSignal) -> ToolPart:
+        """Run a call's dispatch in a task of its own; a cancellation of the request (the client's
+        ``notifications/cancelled``, the connection closing) is the call's abort: the tool sees
+        ``ctx.abort``, stops between two steps (bash stops its process group), and the cancellation
+        goes on once it has ended (within :data:`CANCEL_BOUND` seconds)."""
+        import anyio
+
+        task = asyncio.ensure_future(work)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            abort.abort("cancelled")
+            with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
+                await asyncio.wait({task}, timeout=CANCEL_BOUND)
+            if not task.done():
+                task.cancel()
+            raise
 
     # -- hot reload ----------------------------------------------------------------------------------
 
