@@ -74,16 +74,15 @@ def make_prompt(yes: bool) -> Any:
 
     async def ask(request: PermissionRequest) -> Decision:
         call = CURRENT.get()
+        patterns = ", ".join(request.patterns)
         if call is None or not can_elicit(call.outbound):
+            said = f"{request.permission} on {patterns} rejected: nobody can be asked"
             if call is not None:
                 call.unanswered.append(request)
-            patterns = ", ".join(request.patterns)
-            print(
-                f"opencode mcp serve: {request.permission} on {patterns} rejected: nobody can be asked",
-                file=sys.stderr,
-                flush=True,
-            )
+                await call.log("warning", said, event="denial", permission=request.permission)
+            print(f"opencode mcp serve: {said}", file=sys.stderr, flush=True)
             return Decision("reject")
+        await call.log("info", f"asking for {request.permission} on {patterns}", event="ask")
         try:
             result = await call.outbound.elicit_form(
                 message_for(request), DECISION_SCHEMA, related_request_id=call.request_id

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,19 @@ CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar("opencode_
 FLUSH_TIMEOUT = 5.0
 
 
+#: MCP's log levels, least severe first (RFC 5424's, as ``logging/setLevel`` names them).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: The level a client gets log messages from until it sets one with ``logging/setLevel``.
+DEFAULT_LOG_LEVEL = "info"
+#: The logger name of the messages the server sends about calls.
+LOGGER = "opencode"
+
+
+def at_least(level: str, threshold: str) -> bool:
+    """Whether ``level`` is ``threshold`` or more severe."""
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
+
+
 @dataclass
 class Call:
     """A ``tools/call`` in flight: ``outbound`` is the SDK's channel back to its client."""
@@ -32,6 +46,8 @@ class Call:
     request_id: Any
     unanswered: list[PermissionRequest] = field(default_factory=list)
     """Permission asks nobody could answer (the client has no elicitation), in order."""
+    log_level: str = DEFAULT_LOG_LEVEL
+    """The client's ``logging/setLevel``: log messages below it are not sent."""
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -39,6 +55,21 @@ class Call:
         self._pump: asyncio.Task[None] | None = None
         self._shown = ""
         self._sent = 0
+
+    # -- log messages -------------------------------------------------------------------------------------
+
+    async def log(self, level: str, message: str, **fields: Any) -> None:
+        """Tell the client what happens to this call as ``notifications/message`` at ``level`` (if it
+        is at or above the client's level; a client of the newest revision gets it only when its request
+        opted in through ``_meta``, which the SDK checks)."""
+        if not at_least(level, self.log_level):
+            return
+        data = {"message": message, **fields}
+        with contextlib.suppress(Exception), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the SDK marks logging deprecated on the newest revision
+            await self.outbound.send_log_message(
+                level, data, logger=LOGGER, related_request_id=self.request_id
+            )
 
     # -- live progress -----------------------------------------------------------------------------------
 

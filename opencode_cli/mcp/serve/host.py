@@ -25,9 +25,9 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
 from ...context import AbortSignal
-from ...session import QUESTION_ASKER, ToolCall, ToolPart
+from ...session import QUESTION_ASKER, Outcome, ToolCall, ToolPart
 from .asking import declares_elicitation, hint, make_prompt
-from .calls import CURRENT, Call, forward_metadata
+from .calls import CURRENT, DEFAULT_LOG_LEVEL, Call, forward_metadata
 from .content import result_for, tool_for
 from .questions import ask_questions
 
@@ -77,6 +77,8 @@ class Client:
     once: bool = False
     """A client of one request (no MCP session): its session ends with the request."""
     seen: float = field(default_factory=time.monotonic)
+    log_level: str = DEFAULT_LOG_LEVEL
+    """The least severe log message the client is sent (``logging/setLevel``)."""
 
 
 class _Server(Server):
@@ -116,6 +118,8 @@ class ServeHost:
         self.server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._initialized
         )
+        # registered by hand: the constructor's argument for it warns that the newest revision drops it
+        self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
 
     # -- clients -------------------------------------------------------------------------------------
 
@@ -195,6 +199,11 @@ class ServeHost:
         name = getattr(getattr(ctx.session.client_params, "client_info", None), "name", None)
         self._log(f"client connected: {name or 'unnamed'} (session {client.session.id})")
 
+    async def _set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        """``logging/setLevel``: the client's log messages from now on are at ``params.level`` or above."""
+        self._client(ctx).log_level = params.level
+        return types.EmptyResult()
+
     def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
         with self.project.hold():
@@ -219,13 +228,15 @@ class ServeHost:
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         client = self._client(ctx)
-        call = Call(ctx.session, ctx.request_id)
+        call = Call(ctx.session, ctx.request_id, log_level=client.log_level)
         token = CURRENT.set(call)
         abort = AbortSignal()
         self._running.add(abort)
         try:
+            await call.log("debug", f"{params.name}: started", event="start", tool=params.name)
             part = await self._until_answered(self._dispatch(client, params, abort), abort)
             await call.finish()
+            await _log_outcome(call, part)
         finally:
             self._running.discard(abort)
             if not self._running:
@@ -287,3 +298,24 @@ class ServeHost:
                 continue
             with contextlib.suppress(Exception):
                 await client.outbound.send_tool_list_changed()
+
+
+#: The log level and event name of a call's outcome (one a client is told of without asking for more).
+OUTCOME_LOG = {
+    Outcome.REJECTED: ("warning", "denial"),
+    Outcome.DENIED: ("warning", "denial"),
+    Outcome.FAILED: ("error", "error"),
+    Outcome.INVALID_ARGUMENTS: ("warning", "error"),
+    Outcome.ABORTED: ("warning", "interrupt"),
+}
+
+
+async def _log_outcome(call: Call, part: ToolPart) -> None:
+    """Tell the client how a call ended when it did not complete (a denial, an error, an interrupt)."""
+    found = OUTCOME_LOG.get(part.outcome)
+    if found is None:
+        return
+    level, event = found
+    first = (part.text or "").strip().splitlines()
+    reason = first[0] if first else str(part.outcome)
+    await call.log(level, f"{part.tool}: {reason}", event=event, tool=part.tool, outcome=str(part.outcome))
