@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -115,6 +116,7 @@ def serve(
     session_id: str | None,
     allow_hosts: list[str] | None = None,
     token: str | None = None,
+    directory: Path | None = None,
 ) -> None:
     """Serve the tools ``agent`` and the model are offered to MCP clients, until the client goes (stdio)
     or Ctrl-C / SIGTERM (HTTP). Nothing but the protocol is written to stdout."""
@@ -140,8 +142,17 @@ def serve(
     with friendly_errors():
         from ..mcp.serve import ServeHost, ServeOptions
 
-        project = make_project()
-        options = ServeOptions(model=model_text, agent=agent, rules=rules, yes=yes, session_id=session_id)
+        if directory is not None and not directory.is_dir():
+            fail(f"error: --directory {directory}: not a directory")
+        project = make_project(directory)
+        options = ServeOptions(
+            model=model_text,
+            agent=agent,
+            rules=rules,
+            yes=yes,
+            session_id=session_id,
+            follow_roots=directory is None,  # an explicit directory wins over the client's roots
+        )
         served = ServeHost(project, options)
         project.tools(served.model, served.agent)  # a broken config or tool is an error before serving
     from ..mcp.serve.transports import LOOPBACK, HttpAccess, ListenError, needs_token, run

@@ -30,6 +30,7 @@ from .asking import declares_elicitation, hint, make_prompt
 from .calls import CURRENT, DEFAULT_LOG_LEVEL, Call, forward_metadata
 from .content import result_for, tool_for
 from .questions import ask_questions
+from .roots import ROOTS_TIMEOUT, RootProjects, declares_roots, first_directory
 
 if TYPE_CHECKING:
     from ...permission import Rule
@@ -65,6 +66,8 @@ class ServeOptions:
     yes: bool = False
     session_id: str | None = None
     """A remembered session for the (one) stdio client."""
+    follow_roots: bool = True
+    """Serve each client's first ``file://`` root (no ``--directory`` was given)."""
 
 
 @dataclass
@@ -79,6 +82,15 @@ class Client:
     seen: float = field(default_factory=time.monotonic)
     log_level: str = DEFAULT_LOG_LEVEL
     """The least severe log message the client is sent (``logging/setLevel``)."""
+    elicits: bool = False
+    roots_stale: bool = True
+    """The client's roots are to be asked for (at its next request) before it is served."""
+    roots_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def project(self) -> Project:
+        """The project the client's session serves."""
+        return self.session.project
 
 
 class _Server(Server):
@@ -106,6 +118,7 @@ class ServeHost:
         self.clients: dict[str, Client] = {}
         self._running: set[AbortSignal] = set()
         self._idle = asyncio.Event()
+        self._releasing: set[asyncio.Future[None]] = set()
         self.stopped: str | None = None
         """Why the server stopped, if a signal stopped it (``interrupted`` or ``terminated``)."""
         self.server = _Server(
@@ -118,6 +131,10 @@ class ServeHost:
         self.server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._initialized
         )
+        self.server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, self._roots_changed
+        )
+        self.roots = RootProjects(project, self._prepare, self.follow, self._log)
         # registered by hand: the constructor's argument for it warns that the newest revision drops it
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
 
@@ -139,13 +156,75 @@ class ServeHost:
             return Client("", self._new_session("single request", False), ctx.session, once=True)
         client = self.clients.get(key)
         if client is None:
-            client = self.clients[key] = Client(
-                key, self._new_session(key, declares_elicitation(ctx.session))
-            )
+            elicits = declares_elicitation(ctx.session)
+            client = self.clients[key] = Client(key, self._new_session(key, elicits), elicits=elicits)
         client.outbound, client.seen = ctx.session, time.monotonic()
         return client
 
-    def _new_session(self, key: str, elicits: bool) -> Session:
+    async def _served(self, ctx: Any) -> Client:
+        """:meth:`_client`, serving the client's root first if it has roots not yet asked for."""
+        client = self._client(ctx)
+        if client.roots_stale and not client.once:
+            await self._follow_roots(client, ctx)
+        return client
+
+    async def _follow_roots(self, client: Client, ctx: Any) -> None:
+        """Ask the client for its roots (within the request ``ctx``, so the ask rides that request's
+        stream) and serve its first ``file://`` directory; without one, the server's own directory."""
+        async with client.roots_lock:
+            if not client.roots_stale:
+                return
+            client.roots_stale = False
+            if not self.options.follow_roots or not declares_roots(ctx.session):
+                return
+            from mcp.shared.message import ServerMessageMetadata
+
+            try:
+                listed = await asyncio.wait_for(
+                    ctx.session.send_request(
+                        types.ListRootsRequest(),
+                        types.ListRootsResult,
+                        metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                    ),
+                    ROOTS_TIMEOUT,
+                )
+            except Exception as error:
+                self._log(
+                    f"roots/list failed ({error or type(error).__name__}): serving {client.project.directory}"
+                )
+                return
+            directory = first_directory(listed.roots) or self.project.directory
+            if directory == client.project.directory:
+                return
+            try:
+                project = await self.roots.acquire(directory)
+            except Exception as error:
+                self._log(f"cannot serve the client's root {directory}: {error}")
+                return
+            before, client.session = client.session, self._new_session(client.key, client.elicits, project)
+            before.close()
+            await self.roots.release(before.project)
+            self._log(f"client {client.key}: serving its root {directory} (session {client.session.id})")
+
+    async def _roots_changed(self, ctx: Any, params: Any) -> None:
+        """``notifications/roots/list_changed``: the roots are asked for again at the client's next
+        request, which the client is told to make (``tools/list_changed``: the tools may differ there)."""
+        client = self._client(ctx)
+        if not self.options.follow_roots:
+            return
+        client.roots_stale = True
+        with contextlib.suppress(Exception):
+            await ctx.session.send_tool_list_changed()
+
+    def _prepare(self, project: Project) -> dict[str, Any]:
+        """Check that ``project`` can be served with the server's agent and model (an error if not);
+        what its watcher is given."""
+        model = project.model(self.options.model)
+        agent = project.agent(self.options.agent).name
+        project.tools(model, agent)
+        return {"model": model, "agent": agent}
+
+    def _new_session(self, key: str, elicits: bool, project: Project | None = None) -> Session:
         """A client's session; ``question`` is offered to it only if its user can be asked (elicitation).
         An "always" answer allows what it covers in that client's session only."""
         options: dict[str, Any] = {
@@ -161,13 +240,21 @@ class ServeHost:
         }
         if self.options.session_id and key == STDIO_CLIENT:
             options.update(id=self.options.session_id, remember=True)
-        return self.project.session(self.agent, **options)
+        project = project or self.project
+        if project is not self.project:
+            options["model"] = project.model(self.options.model)
+        return project.session(self.agent, **options)
 
     def forget(self, key: str) -> None:
         """A client went away (an HTTP session was deleted): close its session."""
         client = self.clients.pop(key, None)
         if client is not None:
             client.session.close()
+            if client.project is not self.project:  # a root's project: closed when its last client goes
+                with contextlib.suppress(RuntimeError):
+                    releasing = asyncio.ensure_future(self.roots.release(client.project))
+                    self._releasing.add(releasing)
+                    releasing.add_done_callback(self._releasing.discard)
 
     def forget_idle(self, older_than: float) -> None:
         """Close the sessions of clients not heard from for ``older_than`` seconds."""
@@ -206,7 +293,7 @@ class ServeHost:
 
     def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
-        with self.project.hold():
+        with session.project.hold():
             self._follow_agent(session)
             return [tool_for(wire) for wire in session.resolve()]
 
@@ -219,7 +306,7 @@ class ServeHost:
             session.use_agent(self.agent)
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        client = self._client(ctx)
+        client = await self._served(ctx)
         try:
             return types.ListToolsResult(tools=self.tools(client.session))
         finally:
@@ -227,7 +314,7 @@ class ServeHost:
                 client.session.close()
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        client = self._client(ctx)
+        client = await self._served(ctx)
         call = Call(ctx.session, ctx.request_id, log_level=client.log_level)
         token = CURRENT.set(call)
         abort = AbortSignal()
@@ -250,7 +337,7 @@ class ServeHost:
     async def _dispatch(
         self, client: Client, params: types.CallToolRequestParams, abort: AbortSignal
     ) -> ToolPart:
-        with self.project.hold():
+        with client.project.hold():
             self._follow_agent(client.session)
             client.session.resolve()  # the offer of the generation this call runs in
             client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
@@ -279,8 +366,9 @@ class ServeHost:
 
     # -- hot reload ----------------------------------------------------------------------------------
 
-    async def follow(self, watcher: Any) -> None:
-        """Tell every client when a reload changes what is served (until the watcher stops)."""
+    async def follow(self, watcher: Any, project: Project | None = None) -> None:
+        """Tell the clients of ``project`` (the server's own by default) when a reload changes what is
+        served (until the watcher stops)."""
         async for report in watcher:
             for error in report.errors:
                 self._log(f"reload: {error}")
@@ -288,13 +376,16 @@ class ServeHost:
                 continue
             names = [f"+{t.id}" for t in report.added] + [f"-{t.id}" for t in report.removed]
             names += [f"~{c.after.id}" for c in report.changed]
-            self._log(f"tools changed ({' '.join(names) or 'config'}): telling {len(self.clients)} client(s)")
-            await self.broadcast()
+            served = project or self.project
+            clients = [client for client in self.clients.values() if client.project is served]
+            self._log(f"tools changed ({' '.join(names) or 'config'}): telling {len(clients)} client(s)")
+            await self.broadcast(served)
 
-    async def broadcast(self) -> None:
-        """Send ``notifications/tools/list_changed`` to every client (one gone away is skipped)."""
+    async def broadcast(self, project: Project | None = None) -> None:
+        """Send ``notifications/tools/list_changed`` to every client (of ``project``, if given; one gone
+        away is skipped)."""
         for client in list(self.clients.values()):
-            if client.outbound is None:
+            if client.outbound is None or (project is not None and client.project is not project):
                 continue
             with contextlib.suppress(Exception):
                 await client.outbound.send_tool_list_changed()

@@ -96,6 +96,7 @@ async def run(
         with contextlib.suppress(BaseException):
             await follower
         host.close()
+        await host.roots.aclose()
 
 
 async def _stdio(host: ServeHost, announce: Callable[[str], None]) -> None:
