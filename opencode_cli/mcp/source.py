@@ -11,6 +11,8 @@ capability.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +20,27 @@ from ..contract import Tool, ToolResult, ToolSource
 from ..sources import Contribution, Source
 from .naming import MAX_ID, renamed, sanitize
 
-__all__ = ["McpSource", "McpTool", "ResourceSource", "sanitize", "tool_schema"]
+__all__ = [
+    "PROGRESS_SINK",
+    "RESULT_SINK",
+    "McpSource",
+    "McpTool",
+    "ResourceSource",
+    "sanitize",
+    "tool_schema",
+]
 
 if TYPE_CHECKING:
     from ..context import ToolContext
     from .config import ServerConfig
     from .servers import McpServers
+
+
+#: The ``ctx.extra`` key of a host's sink for an MCP tool's progress: ``sink(progress, total, message)``.
+PROGRESS_SINK = "mcp_progress"
+#: The ``ctx.extra`` key of a host's sink for an MCP tool's result as its server sent it (the SDK's
+#: ``CallToolResult``), called before the result is mapped for the model.
+RESULT_SINK = "mcp_result"
 
 
 def tool_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -50,6 +67,8 @@ class McpTool(Tool):
         self.remote_name = definition.name
         self.output_schema: dict[str, Any] | None = getattr(definition, "output_schema", None)
         """The tool's output schema, if it declares one (code mode types its return with it)."""
+        self.definition = definition
+        """The tool as its server listed it (``mcp serve`` passes its title and annotations on)."""
         self.server = server
         self._servers = servers
 
@@ -63,7 +82,15 @@ class McpTool(Tool):
 
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
-        result = await connection.call_tool(self.remote_name, params)
+        progress = ctx.extra.get(PROGRESS_SINK)
+        if (
+            progress is not None
+        ):  # reports arrive in the connection's task: the sink runs in the call's context
+            progress = functools.partial(contextvars.copy_context().run, progress)
+        result = await connection.call_tool(self.remote_name, params, progress)
+        keep = ctx.extra.get(RESULT_SINK)
+        if keep is not None:
+            keep(result)  # a host serving the call onwards passes the server's own result on
         return tool_result(result)
 
 

@@ -48,13 +48,15 @@ class Call:
     """Permission asks nobody could answer (the client has no elicitation), in order."""
     log_level: str = DEFAULT_LOG_LEVEL
     """The client's ``logging/setLevel``: log messages below it are not sent."""
+    upstream: Any = None
+    """An MCP tool's result as its server sent it (the SDK's ``CallToolResult``), passed on unchanged."""
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[float | None, float | None, str | None] | None] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._shown = ""
-        self._sent = 0
+        self._sent: float = 0
 
     # -- log messages -------------------------------------------------------------------------------------
 
@@ -83,22 +85,30 @@ class Call:
             message = title or ""
         if not message:
             return
+        self._report((None, None, message))
+
+    def progress(self, value: float, total: float | None, message: str | None) -> None:
+        """An MCP tool's progress report, passed on as its server sent it."""
+        self._report((value, total, message))
+
+    def _report(self, report: tuple[float | None, float | None, str | None]) -> None:
         if running_loop() is self._loop:
-            self._put(message)
+            self._put(report)
         else:  # a tool reporting from a thread of its own
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._put, message)
+                self._loop.call_soon_threadsafe(self._put, report)
 
-    def _put(self, message: str) -> None:
-        self._queue.put_nowait(message)
+    def _put(self, report: tuple[float | None, float | None, str | None]) -> None:
+        self._queue.put_nowait(report)
         if self._pump is None:
             self._pump = asyncio.ensure_future(self._send())
 
     async def _send(self) -> None:
-        while (message := await self._queue.get()) is not None:
-            self._sent += 1
+        while (report := await self._queue.get()) is not None:
+            value, total, message = report
+            self._sent = self._sent + 1 if value is None else value
             with contextlib.suppress(Exception):  # a client gone away: the call still ends normally
-                await self.outbound.report_progress(self._sent, None, message)
+                await self.outbound.report_progress(self._sent, total, message)
 
     async def finish(self) -> None:
         """Send the progress still queued (before the result, so the client sees it in order)."""
@@ -113,6 +123,20 @@ class Call:
         """Stop sending progress (the call ended, or was cancelled)."""
         if self._pump is not None and not self._pump.done():
             self._pump.cancel()
+
+
+def forward_progress(value: float, total: float | None, message: str | None) -> None:
+    """The sessions' sink for an MCP tool's progress: to the call running in this context, if any."""
+    call = CURRENT.get()
+    if call is not None:
+        call.progress(value, total, message)
+
+
+def keep_result(result: Any) -> None:
+    """The sessions' sink for an MCP tool's own result: kept by the call running in this task."""
+    call = CURRENT.get()
+    if call is not None:
+        call.upstream = result
 
 
 def forward_metadata(title: str | None, metadata: dict[str, Any] | None) -> None:

@@ -26,9 +26,10 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from ... import __version__
 from ...context import AbortSignal
 from ...session import QUESTION_ASKER, Outcome, ToolCall, ToolPart
+from ..source import PROGRESS_SINK, RESULT_SINK
 from .asking import declares_elicitation, hint, make_prompt
-from .calls import CURRENT, DEFAULT_LOG_LEVEL, Call, forward_metadata
-from .content import result_for, tool_for
+from .calls import CURRENT, DEFAULT_LOG_LEVEL, Call, forward_metadata, forward_progress, keep_result
+from .content import passed_on, passes_on, result_for, tool_for
 from .questions import ask_questions
 from .roots import ROOTS_TIMEOUT, RootProjects, declares_roots, first_directory
 
@@ -233,7 +234,11 @@ class ServeHost:
             "on_metadata": forward_metadata,
             "rules": list(self.options.rules),
             "title": f"opencode mcp serve ({key})",
-            "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
+            "extra": {
+                PROGRESS_SINK: forward_progress,  # an MCP tool's progress, to the client's token
+                RESULT_SINK: keep_result,  # an MCP tool's result, passed on as its server said it
+                **({QUESTION_ASKER: ask_questions} if elicits else {}),
+            },
             "own_approvals": True,
             "lists_invalid": False,  # tools/list never offers it
             "window": SESSION_WINDOW,  # each call is a step: the latest steps are all a call needs
@@ -293,9 +298,9 @@ class ServeHost:
 
     def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
-        with session.project.hold():
+        with session.project.hold() as generation:
             self._follow_agent(session)
-            return [tool_for(wire) for wire in session.resolve()]
+            return [tool_for(wire, _upstream(generation, wire.name)) for wire in session.resolve()]
 
     def _follow_agent(self, session: Session) -> None:
         """After a reload, the session's agent is the new generation's (its permissions come from the
@@ -332,6 +337,8 @@ class ServeHost:
             CURRENT.reset(token)
             if client.once:
                 client.session.close()
+        if call.upstream is not None and passes_on(part, call.upstream):
+            return passed_on(call.upstream)
         return result_for(part, hint(call.unanswered) if part.status == "error" else "")
 
     async def _dispatch(
@@ -410,3 +417,14 @@ async def _log_outcome(call: Call, part: ToolPart) -> None:
     first = (part.text or "").strip().splitlines()
     reason = first[0] if first else str(part.outcome)
     await call.log(level, f"{part.tool}: {reason}", event=event, tool=part.tool, outcome=str(part.outcome))
+
+
+def _upstream(generation: Any, tool_id: str) -> Any:
+    """The MCP server's own definition of a proxied tool (``None`` for any other tool)."""
+    try:
+        entry = generation.registry.get(tool_id)
+        if entry.source.kind != "mcp":
+            return None
+        return getattr(entry.tool, "definition", None)  # an MCP tool is built as listed: nothing to load
+    except Exception:
+        return None
