@@ -14,7 +14,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...context import PermissionRequest
+from ...context import AbortSignal, PermissionRequest
 from ...live import added_output
 from ...loops import running_loop
 
@@ -50,13 +50,42 @@ class Call:
     """The client's ``logging/setLevel``: log messages below it are not sent."""
     upstream: Any = None
     """An MCP tool's result as its server sent it (the SDK's ``CallToolResult``), passed on unchanged."""
+    rounds: bool = False
+    """The client speaks the newest protocol revision: asks go out as input-required results answered
+    by the client's next ``tools/call`` (no request can be sent to it in the middle of a call)."""
+    abort: AbortSignal = field(default_factory=AbortSignal)
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[tuple[float | None, float | None, str | None] | None] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._shown = ""
+        self._asks: asyncio.Queue[Ask] = asyncio.Queue()
         self._sent: float = 0
+
+    # -- asking the person behind the client -----------------------------------------------------------
+
+    def can_elicit(self) -> bool:
+        """Whether the client can be put a form: it declared elicitation, and can be sent a request in
+        the middle of a call or speaks the newest revision (where the ask is an input-required result)."""
+        if not declares_elicitation(self.outbound):
+            return False
+        return self.rounds or getattr(self.outbound, "can_send_request", True)
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+        """Put a form to the person behind the client; the SDK's ``ElicitResult`` (``action``, ``content``),
+        or ``None`` when it was not answered. On the newest revision the call's request is answered with
+        the ask (:meth:`next_ask` gives it to the host) and the answer comes with the client's next call;
+        on the others it is an ``elicitation/create`` request within the call's request."""
+        if self.rounds:
+            answer: asyncio.Future[Any] = self._loop.create_future()
+            self._asks.put_nowait(Ask(message, requested_schema, answer))
+            return await answer
+        return await self.outbound.elicit_form(message, requested_schema, related_request_id=self.request_id)
+
+    def next_ask(self) -> asyncio.Future[Ask]:
+        """The call's next ask (newest revision), once the tool makes one."""
+        return asyncio.ensure_future(self._asks.get())
 
     # -- log messages -------------------------------------------------------------------------------------
 
@@ -123,6 +152,35 @@ class Call:
         """Stop sending progress (the call ended, or was cancelled)."""
         if self._pump is not None and not self._pump.done():
             self._pump.cancel()
+
+
+@dataclass
+class Ask:
+    """A form a call waits on the answer to (newest revision: sent as an input-required result)."""
+
+    message: str
+    requested_schema: dict[str, Any]
+    answer: asyncio.Future[Any]
+
+
+def declares_elicitation(outbound: Any) -> bool:
+    """Whether the client behind ``outbound`` said it takes elicitation forms."""
+    capabilities = getattr(outbound, "client_capabilities", None)
+    elicitation = getattr(capabilities, "elicitation", None)
+    if elicitation is None:
+        return False
+    return elicitation.form is not None or elicitation.url is None  # `{}` means form mode (the spec)
+
+
+def current_elicitor() -> Any:
+    """The elicitation of the call running in this context (:meth:`Call.elicit`, bound to it, callable
+    from any task), or ``None`` when nobody can be asked. The hook by which a configured MCP server's
+    own ``elicitation/create`` is forwarded to the serving client: sessions of ``mcp serve`` carry this
+    under ``ctx.extra[ELICITOR]``; call it in the call's context, await what it returns elsewhere."""
+    call = CURRENT.get()
+    if call is None or not call.can_elicit():
+        return None
+    return call.elicit
 
 
 def forward_progress(value: float, total: float | None, message: str | None) -> None:

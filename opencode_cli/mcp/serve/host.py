@@ -26,9 +26,18 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from ... import __version__
 from ...context import AbortSignal
 from ...session import QUESTION_ASKER, Outcome, ToolCall, ToolPart
-from ..source import PROGRESS_SINK, RESULT_SINK
+from ..source import ELICITOR, PROGRESS_SINK, RESULT_SINK
 from .asking import declares_elicitation, hint, make_prompt
-from .calls import CURRENT, DEFAULT_LOG_LEVEL, Call, forward_metadata, forward_progress, keep_result
+from .calls import (
+    CURRENT,
+    DEFAULT_LOG_LEVEL,
+    Ask,
+    Call,
+    current_elicitor,
+    forward_metadata,
+    forward_progress,
+    keep_result,
+)
 from .content import passed_on, passes_on, result_for, tool_for
 from .questions import ask_questions
 from .roots import ROOTS_TIMEOUT, RootProjects, declares_roots, first_directory
@@ -42,6 +51,10 @@ if TYPE_CHECKING:
 ABORT_BOUND = 5.0
 #: Seconds a cancelled call gets to end after its abort before its task is cancelled.
 CANCEL_BOUND = 5.0
+#: Seconds a call waits for a client of the newest revision to answer its ask (then it is aborted).
+ASK_TIMEOUT = 600.0
+#: The key of a call's ask among an input-required result's requests.
+ASK_KEY = "ask"
 
 #: Messages (steps, one per call) a client's session holds in memory; a remembered one keeps all in the
 #: store.
@@ -120,6 +133,8 @@ class ServeHost:
         self._running: set[AbortSignal] = set()
         self._idle = asyncio.Event()
         self._releasing: set[asyncio.Future[None]] = set()
+        self._suspended: dict[str, _Suspended] = {}
+        """Calls waiting for a client of the newest revision to answer their ask, by request state."""
         self.stopped: str | None = None
         """Why the server stopped, if a signal stopped it (``interrupted`` or ``terminated``)."""
         self.server = _Server(
@@ -154,7 +169,10 @@ class ServeHost:
         is closed when the request ends: no state passes from one such request to another)."""
         key = self._key(ctx)
         if key is None:
-            return Client("", self._new_session("single request", False), ctx.session, once=True)
+            elicits = declares_elicitation(ctx.session)
+            return Client(
+                "", self._new_session("single request", elicits), ctx.session, once=True, elicits=elicits
+            )
         client = self.clients.get(key)
         if client is None:
             elicits = declares_elicitation(ctx.session)
@@ -237,6 +255,7 @@ class ServeHost:
             "extra": {
                 PROGRESS_SINK: forward_progress,  # an MCP tool's progress, to the client's token
                 RESULT_SINK: keep_result,  # an MCP tool's result, passed on as its server said it
+                ELICITOR: current_elicitor,  # a configured server's elicitation, put to this client
                 **({QUESTION_ASKER: ask_questions} if elicits else {}),
             },
             "own_approvals": True,
@@ -318,28 +337,108 @@ class ServeHost:
             if client.once:
                 client.session.close()
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.request_state is not None:  # the newest revision: the answer to a call's ask
+            return await self._resume(ctx, params)
         client = await self._served(ctx)
-        call = Call(ctx.session, ctx.request_id, log_level=client.log_level)
-        token = CURRENT.set(call)
-        abort = AbortSignal()
-        self._running.add(abort)
+        rounds = asks_in_rounds(ctx.protocol_version)
+        call = Call(ctx.session, ctx.request_id, log_level=client.log_level, rounds=rounds)
+        return await self._answer(call, asyncio.ensure_future(self._run(client, call, params)))
+
+    async def _run(
+        self, client: Client, call: Call, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """A call from its start to its result, in a task of its own (on the newest revision it outlives
+        the requests that carry its asks)."""
+        CURRENT.set(call)  # this task's own context
+        self._running.add(call.abort)
         try:
             await call.log("debug", f"{params.name}: started", event="start", tool=params.name)
-            part = await self._until_answered(self._dispatch(client, params, abort), abort)
+            part = await self._dispatch(client, params, call.abort)
             await call.finish()
             await _log_outcome(call, part)
         finally:
-            self._running.discard(abort)
+            self._running.discard(call.abort)
             if not self._running:
                 self._idle.set()
             call.close()
-            CURRENT.reset(token)
             if client.once:
                 client.session.close()
         if call.upstream is not None and passes_on(part, call.upstream):
             return passed_on(call.upstream)
         return result_for(part, hint(call.unanswered) if part.status == "error" else "")
+
+    async def _answer(
+        self, call: Call, running: asyncio.Future[types.CallToolResult]
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """What the request gets: the call's result, or (newest revision) its next ask as an
+        input-required result. A cancellation of the request (the client's ``notifications/cancelled``,
+        the connection closing) is the call's abort: the tool sees ``ctx.abort``, stops between two steps
+        (bash stops its process group), and the cancellation goes on once it has ended (within
+        :data:`CANCEL_BOUND` seconds)."""
+        import anyio
+
+        asked = call.next_ask() if call.rounds else None
+        try:
+            await asyncio.wait(
+                {running} if asked is None else {running, asked}, return_when="FIRST_COMPLETED"
+            )
+        except asyncio.CancelledError:
+            if asked is not None:
+                asked.cancel()
+            call.abort.abort("cancelled")
+            with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
+                await asyncio.wait({running}, timeout=CANCEL_BOUND)
+            if not running.done():
+                running.cancel()
+            raise
+        if running.done():
+            if asked is not None:
+                asked.cancel()
+            return running.result()
+        assert asked is not None
+        return self._suspend(call, running, asked.result())
+
+    def _suspend(
+        self, call: Call, running: asyncio.Future[types.CallToolResult], ask: Ask
+    ) -> types.InputRequiredResult:
+        """Answer the request with the call's ask; the call waits (at most :data:`ASK_TIMEOUT` seconds)
+        for the client's next ``tools/call``, which carries the answer and the state named here."""
+        import secrets
+
+        state = secrets.token_urlsafe(24)
+        expiry = asyncio.get_running_loop().call_later(ASK_TIMEOUT, self._expire, state)
+        self._suspended[state] = _Suspended(call, running, ask, expiry)
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message=ask.message, requested_schema=ask.requested_schema)
+        )
+        return types.InputRequiredResult(input_requests={ASK_KEY: request}, request_state=state)
+
+    def _expire(self, state: str) -> None:
+        """Nobody answered a call's ask in time: the ask is unanswered, and the call aborted."""
+        suspended = self._suspended.pop(state, None)
+        if suspended is not None:
+            suspended.call.abort.abort("unanswered")
+            if not suspended.ask.answer.done():
+                suspended.ask.answer.set_result(None)
+
+    async def _resume(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The client's answer to a call's ask: the call goes on, and this request gets what comes next."""
+        from mcp.shared.exceptions import MCPError
+
+        suspended = self._suspended.pop(str(params.request_state), None)
+        if suspended is None:
+            raise MCPError(types.INVALID_PARAMS, "Unknown or expired requestState: call the tool again")
+        suspended.expiry.cancel()
+        call, answer = suspended.call, suspended.ask.answer
+        call.outbound, call.request_id = ctx.session, ctx.request_id  # progress goes to this request now
+        if not answer.done():
+            answer.set_result((params.input_responses or {}).get(ASK_KEY))
+        return await self._answer(call, suspended.running)
 
     async def _dispatch(
         self, client: Client, params: types.CallToolRequestParams, abort: AbortSignal
@@ -351,25 +450,6 @@ class ServeHost:
             return await client.session.dispatch(
                 ToolCall(params.name, dict(params.arguments or {})), abort=abort
             )
-
-    @staticmethod
-    async def _until_answered(work: Any, abort: AbortSignal) -> ToolPart:
-        """Run a call's dispatch in a task of its own; a cancellation of the request (the client's
-        ``notifications/cancelled``, the connection closing) is the call's abort: the tool sees
-        ``ctx.abort``, stops between two steps (bash stops its process group), and the cancellation
-        goes on once it has ended (within :data:`CANCEL_BOUND` seconds)."""
-        import anyio
-
-        task = asyncio.ensure_future(work)
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            abort.abort("cancelled")
-            with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
-                await asyncio.wait({task}, timeout=CANCEL_BOUND)
-            if not task.done():
-                task.cancel()
-            raise
 
     # -- hot reload ----------------------------------------------------------------------------------
 
@@ -428,3 +508,25 @@ def _upstream(generation: Any, tool_id: str) -> Any:
         return getattr(entry.tool, "definition", None)  # an MCP tool is built as listed: nothing to load
     except Exception:
         return None
+
+
+def asks_in_rounds(protocol_version: str | None) -> bool:
+    """Whether a client of ``protocol_version`` is asked through input-required results (the newest
+    revision, 2026-07-28, sends no request to a client in the middle of a call)."""
+    from mcp_types.version import is_version_at_least
+
+    return protocol_version is not None and is_version_at_least(protocol_version, INPUT_REQUIRED_VERSION)
+
+
+#: The first protocol revision whose asks are input-required results.
+INPUT_REQUIRED_VERSION = "2026-07-28"
+
+
+@dataclass
+class _Suspended:
+    """A call waiting for its ask to be answered by the client's next ``tools/call``."""
+
+    call: Call
+    running: asyncio.Future[types.CallToolResult]
+    ask: Ask
+    expiry: asyncio.TimerHandle
