@@ -143,7 +143,10 @@ class ServeHost:
             instructions=INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
         )
+        self._reference: Session | None = None
+        self._schemas: tuple[Any, dict[str, dict[str, Any]]] | None = None
         self.server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._initialized
         )
@@ -302,6 +305,8 @@ class ServeHost:
         """Close every client's session."""
         for key in list(self.clients):
             self.forget(key)
+        if self._reference is not None:
+            self._reference.close()
 
     # -- handlers ------------------------------------------------------------------------------------
 
@@ -314,6 +319,20 @@ class ServeHost:
         """``logging/setLevel``: the client's log messages from now on are at ``params.level`` or above."""
         self._client(ctx).log_level = params.level
         return types.EmptyResult()
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's listed input schema, for the SDK's check of a newest-revision call's ``Mcp-Param-*``
+        headers (without it the SDK runs ``tools/list`` before every such call): the schema the server's
+        own project offers (``None``: a tool not offered there, whose headers go unchecked)."""
+        with self.project.hold() as generation:
+            known = self._schemas
+            if known is None or known[0] is not generation:
+                if self._reference is None:
+                    self._reference = self._new_session("input schemas", False)
+                self._follow_agent(self._reference)
+                schemas = {wire.name: wire.parameters for wire in self._reference.resolve()}
+                known = self._schemas = (generation, schemas)
+        return known[1].get(name)
 
     def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
