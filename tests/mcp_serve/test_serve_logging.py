@@ -62,3 +62,30 @@ def test_set_level_and_log_messages_about_calls(project: Path, env: dict[str, st
         ("error", "error", "read"),  # at "error" only errors are sent
     ]
     assert "bash on echo hi" in logged[2][1]["message"]
+
+
+def test_a_client_of_the_newest_revision_gets_what_its_requests_opt_in_to(
+    project: Path, env: dict[str, str]
+) -> None:
+    from _serve import HttpServer
+    from mcp import Client
+
+    served = HttpServer(project, env)
+    logged: list[tuple[str, str]] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append((params.level, params.data["event"]))
+
+    async def main() -> str:
+        async with Client(served.url, log_level="debug", logging_callback=on_log) as client:
+            await client.call_tool("read", {"filePath": "missing.txt"})
+            return client.protocol_version
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the SDK marks log_level deprecated
+            version = run(main())
+    finally:
+        served.stop()
+    assert version == "2026-07-28"
+    assert logged == [("debug", "start"), ("error", "error")]

@@ -93,7 +93,7 @@ class Call:
         """Tell the client what happens to this call as ``notifications/message`` at ``level`` (if it
         is at or above the client's level; a client of the newest revision gets it only when its request
         opted in through ``_meta``, which the SDK checks)."""
-        if not at_least(level, self.log_level):
+        if not self.rounds and not at_least(level, self.log_level):  # newest revision: its request's opt-in
             return
         data = {"message": message, **fields}
         with contextlib.suppress(Exception), warnings.catch_warnings():

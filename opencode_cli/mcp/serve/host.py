@@ -199,6 +199,8 @@ class ServeHost:
             client.roots_stale = False
             if not self.options.follow_roots or not declares_roots(ctx.session):
                 return
+            if not getattr(ctx.session, "can_send_request", True):  # the newest revision has no roots
+                return
             from mcp.shared.message import ServerMessageMetadata
 
             try:
