@@ -36,6 +36,8 @@ async def default(ctx: ToolContext) -> str:
 
 #: Calls in flight when the server is stopped.
 IN_FLIGHT = 11
+#: Half the commands ignore SIGTERM: bash kills them only after its grace period.
+TRAP = "trap '' TERM; "
 
 
 @pytest.fixture
@@ -75,7 +77,8 @@ def _bash_calls(session: ClientSession, project: Path) -> list[asyncio.Future[An
     return [
         asyncio.ensure_future(
             session.call_tool(
-                "bash", {"command": f"echo $$ > shell{n}.pid; sleep 60", "description": f"Wait {n}"}
+                "bash",
+                {"command": f"{TRAP * (n % 2)}echo $$ > shell{n}.pid; sleep 60", "description": f"Wait {n}"},
             )
         )
         for n in range(IN_FLIGHT)
