@@ -25,6 +25,10 @@ CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar("opencode_
 FLUSH_TIMEOUT = 5.0
 
 
+# The SDK marks logging deprecated as of the newest revision (which keeps it as a per-request opt-in), and
+# warns at each use: the server keeps serving it to the revisions that have it, without that noise.
+warnings.filterwarnings("ignore", message="The logging capability is deprecated")
+
 #: MCP's log levels, least severe first (RFC 5424's, as ``logging/setLevel`` names them).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 #: The level a client gets log messages from until it sets one with ``logging/setLevel``.
@@ -96,8 +100,7 @@ class Call:
         if not self.rounds and not at_least(level, self.log_level):  # newest revision: its request's opt-in
             return
         data = {"message": message, **fields}
-        with contextlib.suppress(Exception), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the SDK marks logging deprecated on the newest revision
+        with contextlib.suppress(Exception):
             await self.outbound.send_log_message(
                 level, data, logger=LOGGER, related_request_id=self.request_id
             )
