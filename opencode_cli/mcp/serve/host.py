@@ -8,6 +8,13 @@ revision, is a client of its own whose session ends with the request). ``tools/l
 generation, so a reload waits for the calls in flight. An "always" answer allows what it covers in that
 client's session only. After each reload that changes anything, every client is sent
 ``notifications/tools/list_changed``.
+
+Without ``--directory`` a client that has MCP roots is served its first ``file://`` root (asked for at
+its first request, again after ``notifications/roots/list_changed``; :mod:`.roots` owns those projects).
+Each call runs in a task of its own: a cancelled request is the call's abort, and on the newest revision
+an ask answers the request with an input-required result while the call waits for the client's next
+``tools/call`` (:meth:`ServeHost._answer`). What happens to a call goes to the client as log messages
+(``logging/setLevel``); a configured MCP server's own result and progress are passed on unchanged.
 """
 
 from __future__ import annotations
@@ -270,9 +277,11 @@ class ServeHost:
         if self.options.session_id and key == STDIO_CLIENT:
             options.update(id=self.options.session_id, remember=True)
         project = project or self.project
-        if project is not self.project:
+        agent = self.agent
+        if project is not self.project:  # a client's root: its own config names the model and agent
             options["model"] = project.model(self.options.model)
-        return project.session(self.agent, **options)
+            agent = project.agent(self.options.agent).name
+        return project.session(agent, **options)
 
     def forget(self, key: str) -> None:
         """A client went away (an HTTP session was deleted): close its session."""
@@ -348,7 +357,7 @@ class ServeHost:
         from ...errors import ConfigError
 
         with contextlib.suppress(ConfigError):
-            session.use_agent(self.agent)
+            session.use_agent(session.agent.name)
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         client = await self._served(ctx)
