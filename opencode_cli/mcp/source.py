@@ -21,6 +21,7 @@ from ..sources import Contribution, Source
 from .naming import MAX_ID, renamed, sanitize
 
 __all__ = [
+    "ELICITOR",
     "PROGRESS_SINK",
     "RESULT_SINK",
     "McpSource",
@@ -87,10 +88,9 @@ class McpTool(Tool):
 
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
+        # progress reports arrive in the connection's task: the sink runs in the call's context
         progress = ctx.extra.get(PROGRESS_SINK)
-        if (
-            progress is not None
-        ):  # reports arrive in the connection's task: the sink runs in the call's context
+        if progress is not None:
             progress = functools.partial(contextvars.copy_context().run, progress)
         result = await connection.call_tool(self.remote_name, params, progress)
         keep = ctx.extra.get(RESULT_SINK)
