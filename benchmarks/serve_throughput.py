@@ -8,13 +8,20 @@ Both servers run as processes of their own on 127.0.0.1, serving the same projec
 * ``bare``: the SDK's :class:`mcp.server.mcpserver.MCPServer` with one ``read`` tool that opens the file
   and returns its text, on the same transport.
 
-Ten clients (the SDK's ``ClientSession``, each its own MCP session) connect and list the tools, then each
-calls ``read`` 25 times, all clients at once; the time of those 250 calls gives calls per second. The
-servers take turns for ``--rounds`` rounds and the best round of each is compared.
+Two kinds of client, each at 10, 50 and 200 clients at once (``--clients``):
 
-Aim (issue 25): opencode ≥ 0.9× the bare server's calls per second.
+* ``legacy``: the SDK's ``ClientSession`` with the ``initialize`` handshake, each client its own MCP
+  session;
+* ``auto``: the SDK's default ``Client(url)``, which discovers the server and speaks the newest revision
+  (each request its own exchange, no MCP session).
 
-    python benchmarks/serve_throughput.py [--clients N] [--calls N] [--rounds N]
+The clients connect and list the tools, then each calls ``read`` (250 calls a round in all, unless
+``--calls`` says how many per client), all at once; the time of those calls gives calls per second. The
+servers take turns for ``--rounds`` rounds and the best round of each is compared, in the same run.
+
+Aim (issues 25 and 34): opencode ≥ 0.9× the bare server's calls per second, in each row.
+
+    python benchmarks/serve_throughput.py [--clients N …] [--calls N] [--rounds N] [--modes legacy auto]
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 AIM = 0.9
 
@@ -88,51 +96,73 @@ def serving(argv: list[str], directory: Path, port: int) -> Iterator[str]:
             process.wait()
 
 
-async def round_of(url: str, path: str, clients: int, calls: int) -> float:
-    """Calls per second of ``clients`` clients each calling ``read`` ``calls`` times at once."""
+async def legacy_client(url: str, path: str, calls: int, ready: Any) -> float:
+    """One client of the handshake revisions (``initialize``, an MCP session): its ``calls`` reads."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    ready = asyncio.Event()
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.list_tools()
+        await ready()
+        for _ in range(calls):
+            result = await session.call_tool("read", {"filePath": path})
+            if result.is_error:
+                raise SystemExit(f"a call failed: {result.content}")
+        return time.perf_counter()
+
+
+async def auto_client(url: str, path: str, calls: int, ready: Any) -> float:
+    """One client as the SDK makes it by default (``Client(url)``: ``server/discover``, then the newest
+    revision's requests, each carrying its own envelope): its ``calls`` reads."""
+    from mcp import Client
+
+    async with Client(url) as client:
+        await client.list_tools()
+        await ready()
+        for _ in range(calls):
+            result = await client.call_tool("read", {"filePath": path})
+            if result.is_error:
+                raise SystemExit(f"a call failed: {result.content}")
+        return time.perf_counter()
+
+
+CLIENTS = {"legacy": legacy_client, "auto": auto_client}
+
+
+async def round_of(url: str, path: str, mode: str, clients: int, calls: int) -> float:
+    """Calls per second of ``clients`` clients of ``mode`` each calling ``read`` ``calls`` times at once."""
+    everyone = asyncio.Event()
     started = 0
-    arguments = {"filePath": path}
 
-    async def client() -> None:
+    async def ready() -> None:
         nonlocal started
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            await session.list_tools()
-            started += 1
-            if started == clients:
-                ready.set()
-            await ready.wait()
-            for _ in range(calls):
-                result = await session.call_tool("read", arguments)
-                if result.is_error:
-                    raise SystemExit(f"a call failed: {result.content}")
-            timing.append(time.perf_counter())
+        started += 1
+        if started == clients:
+            everyone.set()
+        await everyone.wait()
 
-    timing: list[float] = []
-    tasks = [asyncio.ensure_future(client()) for _ in range(clients)]
-    await ready.wait()
+    tasks = [asyncio.ensure_future(CLIENTS[mode](url, path, calls, ready)) for _ in range(clients)]
+    await everyone.wait()
     begin = time.perf_counter()
-    await asyncio.gather(*tasks)
-    return clients * calls / (max(timing) - begin)
+    ends = await asyncio.gather(*tasks)
+    return clients * calls / (max(ends) - begin)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--clients", type=int, default=10)
-    parser.add_argument("--calls", type=int, default=25)
+    parser.add_argument("--clients", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--calls", type=int, default=0, help="calls per client (default: 250 a round, at least 5 each)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--modes", nargs="+", choices=sorted(CLIENTS), default=["legacy", "auto"])
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         directory = Path(folder).resolve()
         (directory / "notes.txt").write_text("".join(f"line {n} of the notes\n" for n in range(40)))
         (directory / "bare.py").write_text(BARE)
-        env_argv = {
+        argvs = {
             "opencode": [
                 sys.executable,
                 "-m",
@@ -145,22 +175,25 @@ def main() -> None:
             ],
             "bare": [sys.executable, str(directory / "bare.py")],
         }
-        best: dict[str, float] = {}
-        for _ in range(options.rounds):
-            for name, argv in env_argv.items():
-                port = free_port()
-                with serving([*argv, str(port)], directory, port) as url:
-                    path = "notes.txt" if name == "opencode" else str(directory / "notes.txt")
-                    rate = asyncio.run(round_of(url, path, options.clients, options.calls))
-                best[name] = max(best.get(name, 0.0), rate)
-        ratio = best["opencode"] / best["bare"]
-        total = options.clients * options.calls
-        rounds = options.rounds
-        print(f"{options.clients} clients x {options.calls} read calls ({total} a round), best of {rounds}:")
-        print(f"  bare MCPServer   {best['bare']:7.1f} calls/s")
-        print(f"  opencode serve   {best['opencode']:7.1f} calls/s")
-        verdict = "ok" if ratio >= AIM else f"under the {AIM}x aim"
-        print(f"  ratio            {ratio:7.2f}x  {verdict}")
+        rows = []
+        for mode in options.modes:
+            for clients in options.clients:
+                calls = options.calls or max(5, 250 // clients)
+                best: dict[str, float] = {}
+                for _ in range(options.rounds):
+                    for name, argv in argvs.items():
+                        port = free_port()
+                        with serving([*argv, str(port)], directory, port) as url:
+                            path = "notes.txt" if name == "opencode" else str(directory / "notes.txt")
+                            rate = asyncio.run(round_of(url, path, mode, clients, calls))
+                        best[name] = max(best.get(name, 0.0), rate)
+                rows.append((mode, clients, calls, best["bare"], best["opencode"]))
+        print(f"read calls over streamable HTTP, best of {options.rounds} rounds (calls/s):")
+        print(f"  {'handshake':<9} {'clients':>7} {'calls':>5}  {'bare':>8}  {'opencode':>8}  ratio")
+        for mode, clients, calls, bare, ours in rows:
+            ratio = ours / bare
+            verdict = "ok" if ratio >= AIM else f"under the {AIM}x aim"
+            print(f"  {mode:<9} {clients:>7} {calls:>5}  {bare:8.1f}  {ours:8.1f}  {ratio:5.2f}x  {verdict}")
 
 
 if __name__ == "__main__":

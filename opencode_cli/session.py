@@ -212,6 +212,10 @@ class Session:
     """"always" answers given in this session allow only this session's calls (they join its rules, and
     the store when remembered) instead of every session of the project (OpenCode's default): for a host
     whose sessions belong to different people, such as ``opencode mcp serve``'s clients."""
+    lists_invalid: bool = True
+    """Whether the unknown-tool error names ``invalid`` among the available tools (OpenCode's wording:
+    the AI SDK lists every tool of the request). A host that offers tools by their list, where
+    ``invalid`` never appears (``opencode mcp serve``), leaves it out."""
 
     def __post_init__(self) -> None:
         from .transcript import SessionInfo, Transcript
@@ -689,7 +693,9 @@ class Session:
             return bool(offered) and not disabled([INVALID], merge(self.agent.permission, self.rules))
 
         def unavailable(tool: str, with_invalid: bool) -> str:
-            names = sorted([*offered, *([INVALID] if with_invalid else [])], key=_collate_key)
+            names = sorted(
+                [*offered, *([INVALID] if with_invalid and self.lists_invalid else [])], key=_collate_key
+            )
             listing = f"Available tools: {', '.join(names)}." if names else "No tools are available."
             return f"Model tried to call unavailable tool '{tool}'. {listing}"
 

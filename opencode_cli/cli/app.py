@@ -631,9 +631,19 @@ def mcp_serve(
             help="Bearer token every HTTP request must carry (required when --host is not loopback).",
         ),
     ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--directory",
+            "-C",
+            help="The project to serve. It wins over the client's MCP roots; without it, each client is "
+            "served its first file:// root (followed as the roots change), else the current directory.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the tools AGENT and MODEL are offered to any MCP client, with OpenCode's permissions.
-    Asks go to the client's user (elicitation); without it, --allow/--deny/--yes and the rules decide."""
+    Asks go to the client's user (elicitation); without it, --allow/--deny/--yes and the rules decide.
+    The project: --directory if given, else the client's first file:// root, else the current directory."""
     from .mcp_cmd import serve
 
     serve(
@@ -648,6 +658,7 @@ def mcp_serve(
         session_id=session,
         allow_hosts=allow_host or [],
         token=token,
+        directory=directory,
     )
 
 

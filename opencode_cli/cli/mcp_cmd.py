@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from .common import EXIT_TOOL_ERROR, err, fail, friendly_errors, make_project, print_json, run_in_project
+from .common import (
+    EXIT_TOOL_ERROR,
+    err,
+    exit_if_signalled,
+    fail,
+    friendly_errors,
+    make_project,
+    print_json,
+    run_in_project,
+)
 
 
 def list_servers(as_json: bool) -> None:
@@ -147,6 +158,7 @@ def serve(
     session_id: str | None,
     allow_hosts: list[str] | None = None,
     token: str | None = None,
+    directory: Path | None = None,
 ) -> None:
     """Serve the tools ``agent`` and the model are offered to MCP clients, until the client goes (stdio)
     or Ctrl-C / SIGTERM (HTTP). Nothing but the protocol is written to stdout."""
@@ -172,8 +184,17 @@ def serve(
     with friendly_errors():
         from ..mcp.serve import ServeHost, ServeOptions
 
-        project = make_project()
-        options = ServeOptions(model=model_text, agent=agent, rules=rules, yes=yes, session_id=session_id)
+        if directory is not None and not directory.is_dir():
+            fail(f"error: --directory {directory}: not a directory")
+        project = make_project(directory)
+        options = ServeOptions(
+            model=model_text,
+            agent=agent,
+            rules=rules,
+            yes=yes,
+            session_id=session_id,
+            follow_roots=directory is None,  # an explicit directory wins over the client's roots
+        )
         served = ServeHost(project, options)
         project.tools(served.model, served.agent)  # a broken config or tool is an error before serving
     from ..mcp.serve.transports import LOOPBACK, HttpAccess, ListenError, needs_token, run
@@ -200,3 +221,5 @@ def serve(
             fail(f"error: {error}", EXIT_TOOL_ERROR)
 
     run_in_project(project, work)
+    if transport == "stdio":  # the calls in flight were answered: now the signal's exit code
+        exit_if_signalled(SimpleNamespace(reason=served.stopped))

@@ -8,7 +8,9 @@ for each call; the connection hands a server's request to the oldest call in pro
 
 1. ``ctx.extra["elicit"]`` (:data:`ELICIT`): the session's elicitation callback, an async callable taking
    an :class:`Elicitation` and returning an :class:`ElicitAnswer` (a library host passes it as
-   ``project.session(extra={"elicit": callback})``; ``opencode mcp serve`` forwards it to its client);
+   ``project.session(extra={"elicit": callback})``);
+   then, in ``opencode mcp serve``, a form goes to the serving client (``ctx.extra[ELICITOR]``, when that
+   client declared elicitation);
 2. else ``ctx.extra["question"]``: the question asker the ``question`` tool uses (the CLI's terminal
    prompt), through :func:`ask_with_questions`: the action first (answer, decline, cancel), then one
    question per field, with the schema's defaults as the first choice, enums as choices, booleans as
@@ -249,8 +251,14 @@ class CallAsks:
     session's callbacks, permissions and model)."""
 
     def __init__(self, server: str, ctx: ToolContext) -> None:
+        from .source import ELICITOR
+
         self.server = server
         self.ctx = ctx
+        # a host serving this call onwards (opencode mcp serve) can put a form to its own client: the
+        # elicitor is bound here, in the call's context, and awaited from the connection's task
+        elicitor = ctx.extra.get(ELICITOR)
+        self._forward = elicitor() if elicitor is not None else None
 
     async def elicit(self, params: Any) -> Any:
         """Answer an ``elicitation/create`` (the SDK's params): an ``ElicitResult``."""
@@ -275,6 +283,11 @@ class CallAsks:
         callback = extra.get(ELICIT)
         if callback is not None:
             return await callback(request)
+        if self._forward is not None and request.mode == "form":
+            result = await self._forward(request.message, request.schema)
+            if result is None:
+                return DECLINED
+            return ElicitAnswer(result.action, result.content)
         asker = extra.get("question")
         if asker is not None:
             import sys

@@ -7,6 +7,7 @@
     command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "."]
     environment = { DEBUG = "1" }
     timeout = 10000          # ms, for starting and for each request (default: experimental.mcp_timeout)
+    maxTotalTimeout = 600000 # ms a call may run while the server keeps reporting progress (default 10 min)
     sandbox = true           # run it in the [sandbox] (workspace-write when that is off)
     writable = ["~/.cache/files-server"]   # its own writable roots, besides [sandbox]'s
 
@@ -32,13 +33,17 @@ from ..sandbox.settings import Settings, server_sandbox
 from .credentials import OAuthConfig, oauth_table, parse_oauth
 
 #: Keys of a server table, by type.
-LOCAL_KEYS = frozenset({"type", "command", "environment", "enabled", "timeout", "sandbox", "writable"})
-REMOTE_KEYS = frozenset({"type", "url", "headers", "enabled", "timeout", "oauth"})
+LOCAL_KEYS = frozenset(
+    {"type", "command", "environment", "enabled", "timeout", "maxTotalTimeout", "sandbox", "writable"}
+)
+REMOTE_KEYS = frozenset({"type", "url", "headers", "enabled", "timeout", "maxTotalTimeout", "oauth"})
 
 #: How long a server may take to start and list its tools when no timeout is configured (ms).
 DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 #: How long a request may take when no timeout is configured (ms): the MCP client's default.
 DEFAULT_REQUEST_TIMEOUT_MS = 60_000
+#: How long a tool call may run in all while its server keeps reporting progress, unless configured (ms).
+DEFAULT_MAX_TOTAL_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class ServerConfig:
     timeout_key: str = field(default="", compare=False)
     """The config key that sets :attr:`timeout` (``mcp.NAME.timeout`` unless it came from
     ``experimental.mcp_timeout``)."""
+    max_total_timeout: int | None = None
+    """Milliseconds a tool call may run in all while the server reports progress (each report restarts
+    :attr:`timeout`); ``None``: :data:`DEFAULT_MAX_TOTAL_TIMEOUT_MS`."""
     oauth: OAuthConfig = field(default_factory=OAuthConfig)
     """A remote server's ``oauth`` (see :mod:`.credentials`)."""
     sandbox: Settings | None = None
@@ -78,8 +86,15 @@ class ServerConfig:
 
     @property
     def request_timeout(self) -> float:
-        """Seconds one request may take."""
+        """Seconds one request may take (a tool call: between two progress reports)."""
         return (self.timeout or DEFAULT_REQUEST_TIMEOUT_MS) / 1000
+
+    @property
+    def total_timeout(self) -> float:
+        """Seconds a tool call may take in all, however often its server reports progress (never less
+        than :attr:`request_timeout`)."""
+        total = (self.max_total_timeout or DEFAULT_MAX_TOTAL_TIMEOUT_MS) / 1000
+        return max(total, self.request_timeout)
 
     def __post_init__(self) -> None:
         if not self.timeout_key:
@@ -110,6 +125,8 @@ class ServerConfig:
             data["enabled"] = False
         if self.timeout is not None:
             data["timeout"] = self.timeout
+        if self.max_total_timeout is not None:
+            data["maxTotalTimeout"] = self.max_total_timeout
         return data
 
 
@@ -149,6 +166,7 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
             else "experimental.mcp_timeout",
             "enabled": enabled,
             "timeout": timeout if timeout is not None else default_timeout,
+            "max_total_timeout": _timeout(value.get("maxTotalTimeout"), f"{where}.maxTotalTimeout"),
         }
         if kind == "local":
             command = value.get("command")

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from .stdio import ServerProcess
 
 
+#: What a tool call's progress reports are handed to: ``(progress, total, message)``.
+ProgressSink = Callable[[float, "float | None", "str | None"], None]
+
 #: The JSON-RPC error code the SDK gives a request whose connection closed (``mcp.types.CONNECTION_CLOSED``).
 CONNECTION_CLOSED = -32000
 #: Seconds a server gets to answer a ping after a request timed out, before it is taken as hung.
@@ -395,25 +398,48 @@ class McpConnection(Service):
         return self.session
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], on_task: Callable[[str, str | None], None] | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressSink | None = None,
+        on_task: Callable[[str, str | None], None] | None = None,
     ) -> Any:
-        """Call a tool, bounded by the server's request timeout; a server that goes away during the call
-        ends it at once with an error saying so (the next call connects again). A tool that declares
-        ``taskSupport = "required"`` runs as a task (:mod:`.tasks`), its statuses reported to
+        """Call a tool, asking for progress (``progress`` gets each report); a server that goes away
+        during the call ends it at once with an error saying so (the next call connects again).
+
+        The call is bounded by the server's request timeout, which each progress report restarts, up to
+        its total bound (``maxTotalTimeout``), as the TypeScript SDK's ``resetTimeoutOnProgress`` does:
+        the Python SDK takes one timeout per request, so the bound is kept here instead. A tool that
+        declares ``taskSupport = "required"`` runs as a task (:mod:`.tasks`), its statuses reported to
         ``on_task(status, message)``."""
         from . import tasks
 
         _sendable(arguments, f"the arguments of {name}")
         session = self._live()
-        timeout = self.server.request_timeout
         listed = next((tool for tool in self.tools if tool.name == name), None)
         if listed is not None and tasks.required(listed, self.capabilities):
+            timeout = self.server.request_timeout
             return await self._unless_lost(
                 tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
             )
-        return await self._unless_lost(
-            session.call_tool(name, arguments, read_timeout_seconds=timeout), "tools/call"
-        )
+        return await self._unless_lost(self._call_tool(session, name, arguments, progress), "tools/call")
+
+    async def _call_tool(
+        self, session: Any, name: str, arguments: dict[str, Any], progress: ProgressSink | None
+    ) -> Any:
+        loop = asyncio.get_running_loop()
+        wait = self.server.request_timeout
+        deadline = loop.time() + self.server.total_timeout
+        async with asyncio.timeout(wait) as timer:
+
+            async def reported(value: float, total: float | None, message: str | None) -> None:
+                timer.reschedule(min(loop.time() + wait, deadline))
+                if progress is not None:
+                    with contextlib.suppress(Exception):
+                        progress(value, total, message)
+
+            # a progress callback makes the SDK send a progress token with the call
+            return await session.call_tool(name, arguments, progress_callback=reported)
 
     async def _unless_lost(self, request: Any, method: str) -> Any:
         """Await ``request``, or fail as soon as the connection is lost. A request that times out names

@@ -11,6 +11,8 @@ capability.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +20,33 @@ from ..contract import Tool, ToolResult, ToolSource
 from ..sources import Contribution, Source
 from .naming import MAX_ID, renamed, sanitize
 
-__all__ = ["McpSource", "McpTool", "ResourceSource", "sanitize", "tool_schema"]
+__all__ = [
+    "ELICITOR",
+    "PROGRESS_SINK",
+    "RESULT_SINK",
+    "McpSource",
+    "McpTool",
+    "ResourceSource",
+    "sanitize",
+    "tool_schema",
+]
 
 if TYPE_CHECKING:
     from ..context import ToolContext
     from .config import ServerConfig
     from .servers import McpServers
+
+
+#: The ``ctx.extra`` key of a host's sink for an MCP tool's progress: ``sink(progress, total, message)``.
+PROGRESS_SINK = "mcp_progress"
+#: The ``ctx.extra`` key of a host's elicitor: called in the call's context, it returns an async
+#: ``ask(message, requested_schema)`` giving the SDK's ``ElicitResult`` (or ``None``: unanswered) that
+#: puts a form to the person behind the host's client, or ``None`` when nobody can be asked (``mcp serve``
+#: sets it: a configured server's ``elicitation/create`` is forwarded through it).
+ELICITOR = "mcp_elicitor"
+#: The ``ctx.extra`` key of a host's sink for an MCP tool's result as its server sent it (the SDK's
+#: ``CallToolResult``), called before the result is mapped for the model.
+RESULT_SINK = "mcp_result"
 
 
 def tool_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -50,6 +73,8 @@ class McpTool(Tool):
         self.remote_name = definition.name
         self.output_schema: dict[str, Any] | None = getattr(definition, "output_schema", None)
         """The tool's output schema, if it declares one (code mode types its return with it)."""
+        self.definition = definition
+        """The tool as its server listed it (``mcp serve`` passes its title and annotations on)."""
         self.server = server
         self._servers = servers
 
@@ -73,8 +98,17 @@ class McpTool(Tool):
 
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
+        # progress reports arrive in the connection's task: the sink runs in the call's context
+        progress = ctx.extra.get(PROGRESS_SINK)
+        if progress is not None:
+            progress = functools.partial(contextvars.copy_context().run, progress)
         with connection.answering(CallAsks(self.server, ctx)):  # its elicitation and sampling requests
-            result = await connection.call_tool(self.remote_name, params, on_task=_task_progress(ctx))
+            result = await connection.call_tool(
+                self.remote_name, params, progress, on_task=_task_progress(ctx)
+            )
+        keep = ctx.extra.get(RESULT_SINK)
+        if keep is not None:
+            keep(result)  # a host serving the call onwards passes the server's own result on
         mapped = tool_result(result)
         structured = getattr(result, "structured_content", None)
         if self.output_schema is not None and structured is not None:

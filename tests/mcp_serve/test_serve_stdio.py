@@ -94,6 +94,8 @@ def test_invalid_and_unknown_calls_are_errors_with_the_model_facing_text(
     assert text_of(bad).startswith("The read tool was called with invalid arguments:")
     assert "Please rewrite the input so it satisfies the expected schema." in text_of(bad)
     assert unknown.is_error and "no_such_tool" in text_of(unknown)
+    listed = text_of(unknown).split("Available tools: ", 1)[1].rstrip(".").split(", ")
+    assert "read" in listed and "invalid" not in listed  # tools/list never offers invalid
 
 
 def test_a_denied_call_says_which_rule(project: Path, env: dict[str, str]) -> None:
@@ -381,6 +383,7 @@ class RawStdio:
             stderr=(directory.parent / "raw-serve.log").open("ab"),
             start_new_session=True,
         )
+        self._pending = b""
 
     def send(self, line: str | bytes) -> None:
         assert self.process.stdin is not None
@@ -389,12 +392,19 @@ class RawStdio:
 
     def receive(self, timeout: float = 60.0) -> dict[str, Any]:
         import json
+        import os
         import select
 
         assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        assert ready, "no reply"
-        return json.loads(self.process.stdout.readline())
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self._pending:  # its own buffer: one read may bring several replies
+            ready, _, _ = select.select([fd], [], [], timeout)
+            assert ready, "no reply"
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, "the server closed its stdout"
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return json.loads(line)
 
     def request(self, ident: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         from mcp_types import JSONRPCRequest
@@ -473,6 +483,28 @@ def test_malformed_requests_with_an_id_get_an_error_reply(raw: RawStdio) -> None
         reply = raw.receive()
         assert (reply["id"], reply["error"]["code"]) == (ident, code), reply
     assert "result" in raw.request(20, "tools/list")  # and the server still serves
+
+
+def test_a_batch_gets_an_error_reply_for_each_request_in_it(raw: RawStdio) -> None:
+    import json
+
+    raw.initialize()
+    batch = [
+        {"jsonrpc": "2.0", "id": 40, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "forty-one", "method": "tools/call", "params": {"name": "read"}},
+    ]
+    raw.send(json.dumps(batch))
+    replies = [raw.receive(), raw.receive()]
+    assert [(reply["id"], reply["error"]["code"]) for reply in replies] == [
+        (40, -32600),
+        ("forty-one", -32600),
+    ]
+    assert "batches are not supported" in replies[0]["error"]["message"]
+    raw.send("[]")  # nothing in it carries an id: one reply with a null id
+    empty = raw.receive()
+    assert empty["id"] is None and empty["error"]["code"] == -32600
+    assert "result" in raw.request(42, "tools/list")  # and the server still serves
 
 
 def test_a_request_over_the_limit_is_refused_unread(raw: RawStdio) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 
 from ...context import PermissionRequest
 from ...session import Decision
-from .calls import CURRENT
+from .calls import CURRENT, declares_elicitation
+
+__all__ = ["DECISION_SCHEMA", "declares_elicitation", "hint", "make_prompt", "message_for"]
 
 #: The form a client shows: ``decision`` (required) and ``feedback`` (optional).
 DECISION_SCHEMA: dict[str, Any] = {
@@ -37,22 +39,6 @@ DECISION_SCHEMA: dict[str, Any] = {
 }
 
 
-def can_elicit(outbound: Any) -> bool:
-    """Whether the request behind ``outbound`` (the SDK's server session) can put a form to its client."""
-    if not getattr(outbound, "can_send_request", True):  # no back-channel (a single-exchange request)
-        return False
-    return declares_elicitation(outbound)
-
-
-def declares_elicitation(outbound: Any) -> bool:
-    """Whether the client behind ``outbound`` said it takes elicitation forms."""
-    capabilities = getattr(outbound, "client_capabilities", None)
-    elicitation = getattr(capabilities, "elicitation", None)
-    if elicitation is None:
-        return False
-    return elicitation.form is not None or elicitation.url is None  # `{}` means form mode (the spec)
-
-
 def message_for(request: PermissionRequest) -> str:
     """The question a person is shown."""
     patterns = ", ".join(request.patterns) or "*"
@@ -74,23 +60,20 @@ def make_prompt(yes: bool) -> Any:
 
     async def ask(request: PermissionRequest) -> Decision:
         call = CURRENT.get()
-        if call is None or not can_elicit(call.outbound):
+        patterns = ", ".join(request.patterns)
+        if call is None or not call.can_elicit():
+            said = f"{request.permission} on {patterns} rejected: nobody can be asked"
             if call is not None:
                 call.unanswered.append(request)
-            patterns = ", ".join(request.patterns)
-            print(
-                f"opencode mcp serve: {request.permission} on {patterns} rejected: nobody can be asked",
-                file=sys.stderr,
-                flush=True,
-            )
+                await call.log("warning", said, event="denial", permission=request.permission)
+            print(f"opencode mcp serve: {said}", file=sys.stderr, flush=True)
             return Decision("reject")
+        await call.log("info", f"asking for {request.permission} on {patterns}", event="ask")
         try:
-            result = await call.outbound.elicit_form(
-                message_for(request), DECISION_SCHEMA, related_request_id=call.request_id
-            )
+            result = await call.elicit(message_for(request), DECISION_SCHEMA)
         except Exception:  # the client failed to answer: nobody approved
             return Decision("reject")
-        if result.action != "accept":  # declined or cancelled
+        if result is None or result.action != "accept":  # unanswered, declined or cancelled
             return Decision("reject")
         content = result.content or {}
         decision = content.get("decision")

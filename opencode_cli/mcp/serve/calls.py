@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...context import PermissionRequest
+from ...context import AbortSignal, PermissionRequest
 from ...live import added_output
 from ...loops import running_loop
 
@@ -24,6 +25,23 @@ CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar("opencode_
 FLUSH_TIMEOUT = 5.0
 
 
+# The SDK marks logging deprecated as of the newest revision (which keeps it as a per-request opt-in), and
+# warns at each use: the server keeps serving it to the revisions that have it, without that noise.
+warnings.filterwarnings("ignore", message="The logging capability is deprecated")
+
+#: MCP's log levels, least severe first (RFC 5424's, as ``logging/setLevel`` names them).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+#: The level a client gets log messages from until it sets one with ``logging/setLevel``.
+DEFAULT_LOG_LEVEL = "info"
+#: The logger name of the messages the server sends about calls.
+LOGGER = "opencode"
+
+
+def at_least(level: str, threshold: str) -> bool:
+    """Whether ``level`` is ``threshold`` or more severe."""
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
+
+
 @dataclass
 class Call:
     """A ``tools/call`` in flight: ``outbound`` is the SDK's channel back to its client."""
@@ -32,13 +50,60 @@ class Call:
     request_id: Any
     unanswered: list[PermissionRequest] = field(default_factory=list)
     """Permission asks nobody could answer (the client has no elicitation), in order."""
+    log_level: str = DEFAULT_LOG_LEVEL
+    """The client's ``logging/setLevel``: log messages below it are not sent."""
+    upstream: Any = None
+    """An MCP tool's result as its server sent it (the SDK's ``CallToolResult``), passed on unchanged."""
+    rounds: bool = False
+    """The client speaks the newest protocol revision: asks go out as input-required results answered
+    by the client's next ``tools/call`` (no request can be sent to it in the middle of a call)."""
+    abort: AbortSignal = field(default_factory=AbortSignal)
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[float | None, float | None, str | None] | None] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
         self._shown = ""
-        self._sent = 0
+        self._asks: asyncio.Queue[Ask] = asyncio.Queue()
+        self._sent: float = 0
+
+    # -- asking the person behind the client -----------------------------------------------------------
+
+    def can_elicit(self) -> bool:
+        """Whether the client can be put a form: it declared elicitation, and can be sent a request in
+        the middle of a call or speaks the newest revision (where the ask is an input-required result)."""
+        if not declares_elicitation(self.outbound):
+            return False
+        return self.rounds or getattr(self.outbound, "can_send_request", True)
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> Any:
+        """Put a form to the person behind the client; the SDK's ``ElicitResult`` (``action``, ``content``),
+        or ``None`` when it was not answered. On the newest revision the call's request is answered with
+        the ask (:meth:`next_ask` gives it to the host) and the answer comes with the client's next call;
+        on the others it is an ``elicitation/create`` request within the call's request."""
+        if self.rounds:
+            answer: asyncio.Future[Any] = self._loop.create_future()
+            self._asks.put_nowait(Ask(message, requested_schema, answer))
+            return await answer
+        return await self.outbound.elicit_form(message, requested_schema, related_request_id=self.request_id)
+
+    def next_ask(self) -> asyncio.Future[Ask]:
+        """The call's next ask (newest revision), once the tool makes one."""
+        return asyncio.ensure_future(self._asks.get())
+
+    # -- log messages -------------------------------------------------------------------------------------
+
+    async def log(self, level: str, message: str, **fields: Any) -> None:
+        """Tell the client what happens to this call as ``notifications/message`` at ``level`` (if it
+        is at or above the client's level; a client of the newest revision gets it only when its request
+        opted in through ``_meta``, which the SDK checks)."""
+        if not self.rounds and not at_least(level, self.log_level):  # newest revision: its request's opt-in
+            return
+        data = {"message": message, **fields}
+        with contextlib.suppress(Exception):
+            await self.outbound.send_log_message(
+                level, data, logger=LOGGER, related_request_id=self.request_id
+            )
 
     # -- live progress -----------------------------------------------------------------------------------
 
@@ -52,22 +117,30 @@ class Call:
             message = title or ""
         if not message:
             return
+        self._report((None, None, message))
+
+    def progress(self, value: float, total: float | None, message: str | None) -> None:
+        """An MCP tool's progress report, passed on as its server sent it."""
+        self._report((value, total, message))
+
+    def _report(self, report: tuple[float | None, float | None, str | None]) -> None:
         if running_loop() is self._loop:
-            self._put(message)
+            self._put(report)
         else:  # a tool reporting from a thread of its own
             with contextlib.suppress(RuntimeError):
-                self._loop.call_soon_threadsafe(self._put, message)
+                self._loop.call_soon_threadsafe(self._put, report)
 
-    def _put(self, message: str) -> None:
-        self._queue.put_nowait(message)
+    def _put(self, report: tuple[float | None, float | None, str | None]) -> None:
+        self._queue.put_nowait(report)
         if self._pump is None:
             self._pump = asyncio.ensure_future(self._send())
 
     async def _send(self) -> None:
-        while (message := await self._queue.get()) is not None:
-            self._sent += 1
+        while (report := await self._queue.get()) is not None:
+            value, total, message = report
+            self._sent = self._sent + 1 if value is None else value
             with contextlib.suppress(Exception):  # a client gone away: the call still ends normally
-                await self.outbound.report_progress(self._sent, None, message)
+                await self.outbound.report_progress(self._sent, total, message)
 
     async def finish(self) -> None:
         """Send the progress still queued (before the result, so the client sees it in order)."""
@@ -82,6 +155,49 @@ class Call:
         """Stop sending progress (the call ended, or was cancelled)."""
         if self._pump is not None and not self._pump.done():
             self._pump.cancel()
+
+
+@dataclass
+class Ask:
+    """A form a call waits on the answer to (newest revision: sent as an input-required result)."""
+
+    message: str
+    requested_schema: dict[str, Any]
+    answer: asyncio.Future[Any]
+
+
+def declares_elicitation(outbound: Any) -> bool:
+    """Whether the client behind ``outbound`` said it takes elicitation forms."""
+    capabilities = getattr(outbound, "client_capabilities", None)
+    elicitation = getattr(capabilities, "elicitation", None)
+    if elicitation is None:
+        return False
+    return elicitation.form is not None or elicitation.url is None  # `{}` means form mode (the spec)
+
+
+def current_elicitor() -> Any:
+    """The elicitation of the call running in this context (:meth:`Call.elicit`, bound to it, callable
+    from any task), or ``None`` when nobody can be asked. The hook by which a configured MCP server's
+    own ``elicitation/create`` is forwarded to the serving client: sessions of ``mcp serve`` carry this
+    under ``ctx.extra[ELICITOR]``; call it in the call's context, await what it returns elsewhere."""
+    call = CURRENT.get()
+    if call is None or not call.can_elicit():
+        return None
+    return call.elicit
+
+
+def forward_progress(value: float, total: float | None, message: str | None) -> None:
+    """The sessions' sink for an MCP tool's progress: to the call running in this context, if any."""
+    call = CURRENT.get()
+    if call is not None:
+        call.progress(value, total, message)
+
+
+def keep_result(result: Any) -> None:
+    """The sessions' sink for an MCP tool's own result: kept by the call running in this task."""
+    call = CURRENT.get()
+    if call is not None:
+        call.upstream = result
 
 
 def forward_metadata(title: str | None, metadata: dict[str, Any] | None) -> None:

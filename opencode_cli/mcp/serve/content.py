@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote_to_bytes
 
 import mcp_types as types
@@ -14,9 +14,37 @@ if TYPE_CHECKING:
     from ...session import ToolPart, WireTool
 
 
-def tool_for(wire: WireTool) -> types.Tool:
-    """The MCP tool for one offered tool: its name, description and wire schema."""
-    return types.Tool(name=wire.name, description=wire.description, input_schema=wire.parameters)
+def tool_for(wire: WireTool, upstream: Any = None) -> types.Tool:
+    """The MCP tool for one offered tool: its name, description and wire schema; for a configured MCP
+    server's tool (``upstream``: its definition there) also what the server said of it: its title,
+    output schema, annotations and icons."""
+    tool = types.Tool(name=wire.name, description=wire.description, input_schema=wire.parameters)
+    if upstream is not None:
+        tool.title = getattr(upstream, "title", None)
+        tool.output_schema = getattr(upstream, "output_schema", None)
+        tool.annotations = getattr(upstream, "annotations", None)
+        tool.icons = getattr(upstream, "icons", None)
+    return tool
+
+
+def passes_on(part: ToolPart, upstream: Any) -> bool:
+    """Whether a proxied call's result is its server's own: it completed with the server's success, or
+    failed with the server's error (and nothing after the server, a hook or an interrupt, changed that)."""
+    from ...session import Outcome
+
+    if getattr(upstream, "is_error", False):
+        return part.outcome == Outcome.FAILED
+    return part.outcome == Outcome.COMPLETED
+
+
+def passed_on(upstream: Any) -> types.CallToolResult:
+    """A configured MCP server's result as it sent it: every content item (text, image, audio, resource
+    link, embedded resource), the structured content and the error flag."""
+    return types.CallToolResult(
+        content=list(upstream.content),
+        structured_content=upstream.structured_content,
+        is_error=bool(upstream.is_error),
+    )
 
 
 def result_for(part: ToolPart, note: str = "") -> types.CallToolResult:

@@ -31,6 +31,9 @@ class Problem:
     code: int
     message: str
     id: str | int | None = None
+    batch: list[Problem] | None = None
+    """For a JSON-RPC batch (an array, which MCP does not take): one refusal for each request in it that
+    carries an id, or one with a null id when none does."""
 
 
 def check_line(text: str) -> Problem | None:
@@ -48,6 +51,8 @@ def check_line(text: str) -> Problem | None:
         return Problem(types.INVALID_REQUEST, "Invalid request: nested too deeply", sniff_id(text.encode()))
     except ValueError as error:
         return Problem(types.PARSE_ERROR, f"Parse error: {error}", sniff_id(text.encode()))
+    if isinstance(data, list):
+        return _batch(data)
     if not isinstance(data, dict):
         return Problem(types.INVALID_REQUEST, "Invalid request: not a JSON-RPC message object")
     ident = data.get("id")
@@ -66,6 +71,27 @@ def check_line(text: str) -> Problem | None:
     if hostile is not None:
         return Problem(types.INVALID_REQUEST, f"Invalid request: {hostile}", ident)
     return Problem(types.INVALID_REQUEST, "Invalid request: nested too deeply", ident)
+
+
+#: The refusal of a JSON-RPC batch.
+BATCH_REFUSED = "Invalid request: JSON-RPC batches are not supported (send each message on a line of its own)"
+
+
+def _batch(items: list[object]) -> Problem:
+    """A batch is refused whole: each request in it is answered with an error, so no client waits."""
+    replies = []
+    for item in items:
+        ident = item.get("id") if isinstance(item, dict) else None
+        if (
+            isinstance(item, dict)
+            and "method" in item
+            and isinstance(ident, str | int)
+            and not isinstance(ident, bool)
+        ):
+            replies.append(Problem(types.INVALID_REQUEST, BATCH_REFUSED, ident))
+    return Problem(
+        types.INVALID_REQUEST, BATCH_REFUSED, None, replies or [Problem(types.INVALID_REQUEST, BATCH_REFUSED)]
+    )
 
 
 def too_large(head: bytes, limit: int = MAX_REQUEST_BYTES) -> Problem:

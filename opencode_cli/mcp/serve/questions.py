@@ -55,15 +55,13 @@ def answers_from(content: dict[str, Any], count: int) -> list[list[str]]:
 async def ask_questions(questions: list[Question]) -> list[list[str]] | None:
     """Put ``questions`` to the person behind the current call's client; ``None``: dismissed."""
     call = CURRENT.get()
-    if call is None:
+    if call is None or not call.can_elicit():
         return None
     message = "\n\n".join(str(question.get("question") or "") for question in questions)
     try:
-        result = await call.outbound.elicit_form(
-            message or "OpenCode has a question", form_for(questions), related_request_id=call.request_id
-        )
+        result = await call.elicit(message or "OpenCode has a question", form_for(questions))
     except Exception:  # the client failed to answer
         return None
-    if result.action != "accept":
+    if result is None or result.action != "accept":
         return None
     return answers_from(result.content or {}, len(questions))

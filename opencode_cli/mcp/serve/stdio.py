@@ -73,6 +73,7 @@ class Stdin:
         self._limit = limit
         self._reader: asyncio.StreamReader | None = None
         self._transport: asyncio.BaseTransport | None = None
+        self._ended = False
 
     async def open(self) -> None:
         """Attach the descriptor to the loop (a regular file is read in a thread: it never blocks long)."""
@@ -88,8 +89,18 @@ class Stdin:
             return
         self._reader = reader
 
+    def end(self) -> None:
+        """Take stdin as closed (the server is stopping): what was read is served, nothing more."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._transport is not None:
+            self._transport.pause_reading()  # type: ignore[attr-defined]
+        if self._reader is not None:
+            self._reader.feed_eof()
+
     async def _chunks(self) -> AsyncIterator[bytes]:
-        while True:
+        while not self._ended:
             if self._reader is not None:
                 chunk = await self._reader.read(CHUNK)
             else:
@@ -135,7 +146,10 @@ class Stdin:
         problem = check_line(text)
         if problem is None:
             return text
-        if problem.id is not None:
+        if problem.batch:
+            for reply in problem.batch:
+                await self._reply(reply)
+        elif problem.id is not None:
             await self._reply(problem)
         else:
             print(f"opencode mcp serve: dropped a message: {problem.message}", file=sys.stderr, flush=True)

@@ -25,6 +25,8 @@ WILDCARDS = ("0.0.0.0", "::", "")
 IDLE_TIMEOUT = 30 * 60.0
 #: Seconds open HTTP streams get to finish when the server stops.
 GRACEFUL_SHUTDOWN = 2
+#: Seconds the answers of aborted calls get to reach their clients' streams before those close.
+ANSWER_GRACE = 0.2
 
 
 @dataclass
@@ -94,16 +96,54 @@ async def run(
         with contextlib.suppress(BaseException):
             await follower
         host.close()
+        await host.roots.aclose()
 
 
 async def _stdio(host: ServeHost, announce: Callable[[str], None]) -> None:
+    """Serve the one client on stdin/stdout until stdin closes, or SIGINT/SIGTERM: then every call in
+    flight is aborted and answered, stdin is taken as closed, and the server ends after writing those
+    answers (the command then exits 130 or 143)."""
     from mcp.server.stdio import stdio_server
 
     from .stdio import claimed_stdio
 
+    loop = asyncio.get_running_loop()
     async with claimed_stdio() as (stdin, stdout), stdio_server(stdin, stdout) as (read, write):  # type: ignore[arg-type]
-        announce("serving over stdio")
-        await host.server.run(read, write, host.server.create_initialization_options())
+        stopping: list[asyncio.Task[None]] = []
+
+        async def drain(reason: str) -> None:
+            host.stopped = reason
+            await host.abort_calls(reason)  # each call answered before stdin is taken as closed
+            await asyncio.sleep(ANSWER_GRACE)  # the answers just given are written
+            stdin.end()
+
+        def stop(reason: str) -> None:
+            if not stopping:
+                stopping.append(asyncio.ensure_future(drain(reason)))
+            else:  # a second signal: no more waiting
+                stdin.end()
+
+        with _signals(loop, stop):
+            announce("serving over stdio")
+            await host.server.run(read, write, host.server.create_initialization_options())
+            for task in stopping:
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+@contextlib.contextmanager
+def _signals(loop: asyncio.AbstractEventLoop, stop: Callable[[str], None]) -> Any:
+    """SIGINT and SIGTERM call ``stop("interrupted")`` / ``stop("terminated")`` while the block runs."""
+    signals = ((signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated"))
+    for signum, reason in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop, reason)
+    try:
+        yield
+    finally:
+        for signum, _ in signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
 
 
 async def _http(
@@ -128,30 +168,27 @@ async def _http(
     loop = asyncio.get_running_loop()
     stopping: list[asyncio.Task[None]] = []
 
-    async def drain() -> None:
+    async def drain(reason: str) -> None:
         from sse_starlette.sse import AppStatus  # the SDK's SSE responses: its documented drain switch
 
+        host.stopped = reason
+        await host.abort_calls(reason)  # calls in flight end now (their processes stopped) and are answered
         server.stop()  # no new connections; the open ones get GRACEFUL_SHUTDOWN seconds
-        await host.abort_calls()  # calls in flight end now (their processes stopped) and are answered
+        await asyncio.sleep(ANSWER_GRACE)  # the answers just given reach their streams
         AppStatus.should_exit = True  # open event streams (a client's GET) end instead of holding the exit
 
-    def stop() -> None:
+    def stop(reason: str) -> None:
         if not stopping:
-            stopping.append(asyncio.ensure_future(drain()))
+            stopping.append(asyncio.ensure_future(drain(reason)))
 
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, stop)
     bound = listener.getsockname()
     shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     announce(f"serving over streamable HTTP at http://{shown}:{bound[1]}/mcp")
     try:
-        await server.serve(sockets=[listener])
+        with _signals(loop, stop):
+            await server.serve(sockets=[listener])
     finally:
         listener.close()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signum)
 
 
 class ListenError(Exception):

@@ -1,0 +1,130 @@
+"""The projects ``opencode mcp serve`` serves when it follows its clients' roots.
+
+Started without ``--directory``, the server serves the directory it was started in until a client offers
+MCP roots: then that client's project is its first ``file://`` root that is a directory, and follows the
+client's ``notifications/roots/list_changed``. :class:`RootProjects` owns those projects: each is opened
+on first use (its MCP servers connecting, its tool files watched), shared by the clients naming it, and
+closed when the last of them leaves, or when the server stops. The started directory's project belongs
+to the server itself and is never closed here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+if TYPE_CHECKING:
+    from ...project import Project
+
+#: Seconds a client gets to answer ``roots/list``.
+ROOTS_TIMEOUT = 10.0
+
+
+def first_directory(roots: Iterable[Any]) -> Path | None:
+    """The first ``file://`` root that is a directory on this machine (``None`` if there is none)."""
+    for root in roots:
+        uri = urlparse(str(getattr(root, "uri", "")))
+        if uri.scheme != "file" or uri.netloc not in ("", "localhost"):
+            continue
+        path = Path(unquote(uri.path))
+        if path.is_absolute() and path.is_dir():
+            return path.resolve()
+    return None
+
+
+def declares_roots(outbound: Any) -> bool:
+    """Whether the client behind ``outbound`` (the SDK's server session) said it has roots."""
+    capabilities = getattr(outbound, "client_capabilities", None)
+    return getattr(capabilities, "roots", None) is not None
+
+
+@dataclass
+class _Open:
+    """A project opened for clients' roots, with what follows its changes."""
+
+    project: Project
+    watcher: Any
+    follower: asyncio.Future[None]
+    opening: asyncio.Future[None]
+    users: int = 0
+
+
+class RootProjects:
+    """The projects of clients' roots, by directory (``main``: the server's own, never closed here)."""
+
+    def __init__(
+        self,
+        main: Project,
+        prepare: Callable[[Project], Any],
+        follow: Callable[[Any, Project], Any],
+        warn: Callable[[str], None],
+    ) -> None:
+        self.main = main
+        self._prepare = prepare
+        self._follow = follow
+        self._warn = warn
+        self._open: dict[Path, _Open] = {}
+        self._lock = asyncio.Lock()
+
+    async def acquire(self, directory: Path) -> Project:
+        """The project of ``directory``, opened if no client uses it yet (a broken config raises)."""
+        if directory == self.main.directory:
+            return self.main
+        async with self._lock:
+            entry = self._open.get(directory)
+            if entry is None:
+                entry = await self._start(directory)
+                self._open[directory] = entry
+            entry.users += 1
+            return entry.project
+
+    async def _start(self, directory: Path) -> _Open:
+        from ...project import Project
+
+        project = Project(directory, warn=self._warn)
+        try:
+            watch = self._prepare(project)  # the agent, the model and the tools, checked now
+            watcher = project.watch(**watch)
+            await watcher.start()
+        except BaseException:
+            await project.aclose()
+            raise
+        follower = asyncio.ensure_future(self._follow(watcher, project))
+        opening = asyncio.ensure_future(project.open())  # its MCP servers join as each one is ready
+        return _Open(project, watcher, follower, opening)
+
+    async def release(self, project: Project) -> None:
+        """A client no longer serves ``project``: closed when it was the last."""
+        if project is self.main:
+            return
+        async with self._lock:
+            entry = self._open.get(project.directory)
+            if entry is None or entry.project is not project:
+                return
+            entry.users -= 1
+            if entry.users > 0:
+                return
+            del self._open[project.directory]
+        await _close(entry)
+
+    async def aclose(self) -> None:
+        """Close every project opened for roots."""
+        async with self._lock:
+            entries, self._open = list(self._open.values()), {}
+        for entry in entries:
+            await _close(entry)
+
+
+async def _close(entry: _Open) -> None:
+    for task in (entry.opening, entry.follower):
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+    with contextlib.suppress(Exception):
+        await entry.watcher.stop()
+    await entry.project.aclose()
