@@ -3,8 +3,10 @@
 - :mod:`.settings`: ``[sandbox]`` and ``--sandbox MODE``;
 - :mod:`.plan`: the effective writable/readable lists of a call, what the kernel supports, the model's note;
 - :mod:`.landlock`: the ctypes binding (standard library only);
-- :mod:`.launcher`: the script every bash command and local MCP server starts through (the reaper that
-  makes them die with the host, and where the rules are applied between fork and exec).
+- :mod:`.mounts`: the read-only binds of the project's configuration in a private mount namespace;
+- :mod:`.launcher`: the launcher every bash command, local MCP server and language server starts under (the
+  reaper that makes them die with the host; its keepers confine themselves to a call's rules before they
+  start its command).
 """
 
 from __future__ import annotations

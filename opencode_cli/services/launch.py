@@ -1,8 +1,10 @@
 """The launcher of child processes that must die with us (:mod:`opencode_cli.sandbox.launcher`).
 
 The launcher stays between us and a command as the keeper of everything the command starts: when we die
-(even by SIGKILL) it kills every descendant, orphans included (``PR_SET_CHILD_SUBREAPER``). Given Landlock
-rules, it applies them in the command's process between fork and exec. Two ways to use it:
+(even by SIGKILL) it kills every descendant, orphans included (``PR_SET_CHILD_SUBREAPER``). Given sandbox
+rules, a process confines itself to them (read-only binds, then Landlock) before any command of those rules
+runs: a keeper of the long-lived launcher once for all its commands, a one-shot launcher for its one. Two
+ways to use it:
 
 * :class:`Launcher`: one long-lived launcher per project (:attr:`opencode_cli.Project.launcher`), started
   on first use, restarted when it died, stopped with the project. Each command is one message (its argv,
