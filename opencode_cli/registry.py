@@ -106,6 +106,17 @@ class ToolDefinitionOutput:
     def parameters(self, value: dict[str, Any]) -> None:
         self._parameters = value
 
+    def checkpoint(self) -> Callable[[], None]:
+        """What the output is now; calling the result puts it back (a hook that raised loses its change)."""
+        description = self.description
+        parameters = copy.deepcopy(self._parameters)
+
+        def undo() -> None:
+            self.description = description
+            self._parameters = parameters
+
+        return undo
+
     @property
     def parameters_changed(self) -> bool:
         """Whether anybody read or replaced the parameters (so they were built)."""
@@ -186,6 +197,28 @@ class Registry:
                 contributions.append(source.build(before, report))
         return cls(contributions, plugins)
 
+    @classmethod
+    async def abuild(
+        cls,
+        sources: Iterable[Source],
+        plugins: Plugins | None = None,
+        *,
+        previous: Registry | None = None,
+        changed: Iterable[str] = (),
+        warn: Callable[[str], None] | None = None,
+    ) -> Registry:
+        """:meth:`build` on the caller's loop (a plugin's ``async def register_tools`` awaited there)."""
+        report = warn or (lambda message: None)
+        stale = set(changed)
+        contributions = []
+        for source in sources:
+            before = previous.contributions.get(source.key) if previous is not None else None
+            if before is not None and source.key not in stale:
+                contributions.append(before)
+            else:
+                contributions.append(await source.abuild(before, report))
+        return cls(contributions, plugins)
+
     def rebuild(
         self, sources: Iterable[Source], changed: Iterable[str], warn: Callable[[str], None] | None = None
     ) -> Registry:
@@ -215,12 +248,28 @@ class Registry:
         ]
 
     def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
-        """One tool's definition for ``model``, after the ``tool_definition`` hooks."""
-        # a copy: hooks may edit the schema in place, and a loaded tool caches its own
-        output = ToolDefinitionOutput(entry.description, lambda: copy.deepcopy(entry.schema()))
+        """One tool's definition for ``model``, after the ``tool_definition`` hooks (plugin by plugin: one
+        that raises loses its own change and is reported; see :meth:`Plugins.call_each`)."""
+        output = self._output(entry)
         if self.plugins is not None and self.plugins.has_hook("tool_definition"):
-            self.plugins.call("tool_definition", tool_id=entry.id, model=model, output=output)
+            self.plugins.call_each(
+                "tool_definition", checkpoint=output.checkpoint, tool_id=entry.id, model=model, output=output
+            )
         return ToolDefinition(entry, output)
+
+    async def adefinition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
+        """:meth:`definition` on the caller's loop (``async def`` hooks awaited there)."""
+        output = self._output(entry)
+        if self.plugins is not None and self.plugins.has_hook("tool_definition"):
+            await self.plugins.acall_each(
+                "tool_definition", checkpoint=output.checkpoint, tool_id=entry.id, model=model, output=output
+            )
+        return ToolDefinition(entry, output)
+
+    @staticmethod
+    def _output(entry: ToolEntry) -> ToolDefinitionOutput:
+        # a copy: hooks may edit the schema in place, and a loaded tool caches its own
+        return ToolDefinitionOutput(entry.description, lambda: copy.deepcopy(entry.schema()))
 
     def safe_definition(
         self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
@@ -234,13 +283,29 @@ class Registry:
                 definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
             return definition
         except Exception as error:
-            from .plugins import describe_exception
-
-            text = describe_exception(error)
-            entry.gate = f"failed to load: {text}"
-            contribution = self.contributions.get(entry.source_key)
-            if contribution is not None and contribution.record is not None:
-                contribution.record.fail(f"tool {entry.id}: {text}")
-            if self.plugins is not None:
-                self.plugins.warn(f"tool {entry.id} ({entry.source.describe()}) failed to load: {text}")
+            self._undescribable(entry, error)
             return None
+
+    async def asafe_definition(
+        self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
+    ) -> ToolDefinition | None:
+        """:meth:`safe_definition` on the caller's loop."""
+        try:
+            definition = await self.adefinition(entry, model)
+            if schema:
+                definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
+            return definition
+        except Exception as error:
+            self._undescribable(entry, error)
+            return None
+
+    def _undescribable(self, entry: ToolEntry, error: Exception) -> None:
+        from .plugins import describe_exception
+
+        text = describe_exception(error)
+        entry.gate = f"failed to load: {text}"
+        contribution = self.contributions.get(entry.source_key)
+        if contribution is not None and contribution.record is not None:
+            contribution.record.fail(f"tool {entry.id}: {text}")
+        if self.plugins is not None:
+            self.plugins.warn(f"tool {entry.id} ({entry.source.describe()}) failed to load: {text}")
