@@ -108,7 +108,7 @@ class Plugins:
 
     - a hook none of whose implementations is ``async def`` is one pluggy call;
     - a hook with ``async def`` implementations is called plugin by plugin, in pluggy's order (one
-      pluggy call each, through :meth:`pluggy.PluginManager.subset_hook_caller`), each one's awaitable
+      pluggy call each, through a pluggy manager holding that plugin alone), each one's awaitable
       awaited before the next plugin is called: the order ``tryfirst``/``trylast`` give holds across sync
       and async implementations. (With a ``wrapper`` implementation among them, it is one pluggy call and
       the awaitables are awaited after it, in pluggy's order: a wrapper sees them as awaitables.)
@@ -143,7 +143,9 @@ class Plugins:
         self._search_path = search_path
         self._loop = loop or _no_loop
         self._async_hooks: set[str] = set()
-        self._subsets: dict[tuple[str, str], Any] = {}
+        self._alone: dict[str, pluggy.PluginManager] = {}
+        """Per plugin, a pluggy manager holding that plugin alone: its hooks are called through it when a
+        hook is called plugin by plugin (pluggy's own call path, its wrappers included)."""
         for module_name in builtin:
             self._register_builtin(module_name)
         for name, plugin in extra:
@@ -169,7 +171,6 @@ class Plugins:
         """Register a plugin object (module or instance) and record it."""
         record = PluginRecord(name=name, kind=kind, version=version, location=location)
         self.records.append(record)
-        self._subsets.clear()
         if name in self._disabled and kind != "builtin":
             record.status = "blocked"
             record.error = f"disabled by {DISABLED_KEY} in config"
@@ -193,6 +194,10 @@ class Plugins:
                 record.fail(describe_exception(error))
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
+        alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        alone.add_hookspecs(hookspecs)
+        alone.register(plugin, name=name)
+        self._alone[name] = alone
         self._by_plugin[name] = record
         return record
 
@@ -308,12 +313,7 @@ class Plugins:
 
     def _caller_for(self, hook_name: str, plugin_name: str) -> Any:
         """Pluggy's caller of ``hook_name`` with only ``plugin_name``'s implementations."""
-        key = (hook_name, plugin_name)
-        caller = self._subsets.get(key)
-        if caller is None:
-            others = [plugin for name, plugin in self.manager.list_name_plugin() if name != plugin_name]
-            caller = self._subsets[key] = self.manager.subset_hook_caller(hook_name, others)
-        return caller
+        return getattr(self._alone[plugin_name].hook, hook_name)
 
     def _has_wrappers(self, hook_name: str) -> bool:
         return any(i.wrapper or i.hookwrapper for i in getattr(self.manager.hook, hook_name).get_hookimpls())
@@ -379,16 +379,19 @@ class Plugins:
             undo = checkpoint() if checkpoint is not None else None
             try:
                 result = caller(**kwargs)
-                if _has_awaitables(result):
-                    _close_awaitables(result)
-                    raise RuntimeError(
-                        f"its async {hook_name} was called from sync code running on a loop, where it cannot "
-                        "be awaited (the host should call it from async code)"
-                    )
             except Exception as error:
                 if undo is not None:
                     undo()
-                self.plugin_failed(name, hook_name, error, call_only=True)
+                self.plugin_failed(name, hook_name, error)
+                continue
+            if _has_awaitables(result):
+                _close_awaitables(result)
+                if undo is not None:
+                    undo()
+                self.warn(
+                    f"plugin {name}: its async {hook_name} was called from sync code running on a loop, "
+                    "where it cannot be awaited (the host should call it from async code); left out"
+                )
                 continue
             results.extend(result if isinstance(result, list) else [result])
         return results
@@ -430,13 +433,11 @@ class Plugins:
             )
         return asyncio.run_coroutine_threadsafe(work, loop).result()
 
-    def plugin_failed(
-        self, plugin_name: str, hook_name: str, error: BaseException, *, call_only: bool = False
-    ) -> None:
-        """Record and report a hook that raised (``call_only``: report it, the plugin stays loaded)."""
+    def plugin_failed(self, plugin_name: str, hook_name: str, error: BaseException) -> None:
+        """Record and report a hook that raised."""
         text = describe_exception(error)
         record = self._by_plugin.get(plugin_name)
-        if record is not None and not call_only:
+        if record is not None:
             record.fail(f"{hook_name}: {text}")
         self.warn(f"plugin {plugin_name} failed in {hook_name}: {text}")
 

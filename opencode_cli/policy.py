@@ -294,13 +294,13 @@ def offered(
     config_switches: Mapping[str, Any] | None = None,
     request_switches: Mapping[str, Any] | None = None,
     schemas: bool = False,
-    described: Mapping[str, ToolDefinition | None] | None = None,
+    made: Mapping[str, ToolDefinition | None] | None = None,
 ) -> Offer:
     """Decide what is offered: the offered tools get their definitions (after the ``tool_definition``
     hooks; one that cannot be described is hidden as failed), the others their reason. Each schema is
     made when it is first read, so a listing never pays for one; ``schemas=True`` makes them now, for
     whoever sends them, so that a tool whose parameters cannot be described is hidden as failed too.
-    ``described`` holds definitions made already (by :func:`aoffered`, on a loop), by id."""
+    ``made`` holds definitions made already (by :func:`aoffered`, on a loop), by id."""
     from .registry import Hidden
 
     denied = disabled([entry.id for entry in registry.all()], ruleset)
@@ -318,8 +318,8 @@ def offered(
             denied=denied,
         )
         if reason is None:
-            if described is not None and entry.id in described:
-                definition = described[entry.id]
+            if made is not None and entry.id in made:
+                definition = made[entry.id]
             else:
                 definition = registry.safe_definition(entry, situation.model, schema=schemas)
             if definition is not None:
@@ -356,13 +356,13 @@ async def aoffered(
     if situation.flags.experimental_code_mode:
         scripted = code_mode_tools(registry, ruleset, config_switches=config_switches, denied=denied)
         seen = replace(situation, mcp_tools=len(scripted))
-    described: dict[str, ToolDefinition | None] = {}
+    made: dict[str, ToolDefinition | None] = {}
     for entry in list(registry.entries.values()):
         reason = hidden_reason(
             entry, seen, config_switches=config_switches, request_switches=request_switches, denied=denied
         )
         if reason is None:
-            described[entry.id] = await registry.asafe_definition(entry, situation.model, schema=schemas)
+            made[entry.id] = await registry.asafe_definition(entry, situation.model, schema=schemas)
     return offered(
         registry,
         situation,
@@ -370,7 +370,7 @@ async def aoffered(
         config_switches=config_switches,
         request_switches=request_switches,
         schemas=schemas,
-        described=described,
+        made=made,
     )
 
 
