@@ -100,6 +100,13 @@ class Builder:
         self._drain()
         return ticket
 
+    def wait(self) -> None:
+        """Block until every request made so far is carried by a build (a quiet point)."""
+        with self._lock:
+            target = self._asked
+            while self._finished < target:
+                self._changed.wait()
+
     @property
     def finished(self) -> int:
         """The newest ticket a build carried."""

@@ -201,8 +201,14 @@ class Generation:
         sources = self.project.sources(self)
         plugins = self.project.plugins
         if self._previous is None:
-            return Registry.build(sources, plugins, warn=self.warn)
-        return self._previous.registry.rebuild(sources, self.changed, warn=self.warn)
+            return self._explained(Registry.build(sources, plugins, warn=self.warn))
+        return self._explained(self._previous.registry.rebuild(sources, self.changed, warn=self.warn))
+
+    def _explained(self, registry: Registry) -> Registry:
+        """``registry``, told how to explain a missing tool of an MCP server."""
+        if self.mcp_servers:
+            registry.explain = self.project.mcp.missing
+        return registry
 
     async def _aassemble(self) -> Registry:
         from .registry import Registry
@@ -213,8 +219,10 @@ class Generation:
         previous = None
         if self._previous is not None:
             previous = await self._previous.aregistry()
-        return await Registry.abuild(
-            sources, plugins, previous=previous, changed=self.changed if previous else (), warn=self.warn
+        return self._explained(
+            await Registry.abuild(
+                sources, plugins, previous=previous, changed=self.changed if previous else (), warn=self.warn
+            )
         )
 
     # -- what is offered ---------------------------------------------------------------------------------

@@ -164,6 +164,9 @@ class Registry:
     def __init__(self, contributions: Iterable[Contribution], plugins: Plugins | None = None) -> None:
         self.contributions: dict[str, Contribution] = {c.source.key: c for c in contributions}
         self.plugins = plugins
+        self.explain: Callable[[str], str | None] | None = None
+        """Why an id is not a tool when a source knows (an MCP server that failed to start): set by the
+        generation; :meth:`get` raises an :class:`~opencode_cli.errors.UnavailableToolError` with it."""
         self.entries: dict[str, ToolEntry] = {}
         """Every registered tool by id, in order (gated built-ins included)."""
         for contribution in self.contributions.values():
@@ -231,6 +234,11 @@ class Registry:
         """The entry for ``tool_id``; raises :class:`UnknownToolError` with close matches."""
         entry = self.entries.get(tool_id)
         if entry is None:
+            why = self.explain(tool_id) if self.explain is not None else None
+            if why is not None:
+                from .errors import UnavailableToolError
+
+                raise UnavailableToolError(tool_id, why)
             note = self.plugins.disabled_note(tool_id) if self.plugins is not None else None
             raise UnknownToolError(
                 tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.6), note

@@ -5,9 +5,10 @@ over HTTP each MCP session id is one, and a request without one, from a client o
 revision, is a client of its own whose session ends with the request). ``tools/list`` is that session's
 ``resolve()`` (the per-model filter, tools denied wholly left out, ``invalid`` never listed),
 ``tools/call`` its ``dispatch()`` as a model step of its own, inside a hold of the project's
-generation, so a reload waits for the calls in flight. An "always" answer allows what it covers in that
-client's session only. After each reload that changes anything, every client is sent
-``notifications/tools/list_changed``.
+generation, so a reload waits for the calls in flight. Both wait first for the configured MCP servers
+still connecting (each within its start timeout), so that the first list is whole. An "always" answer
+allows what it covers in that client's session only. After each reload that changes anything, every
+client is sent ``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ class ServeHost:
         self.clients: dict[str, Client] = {}
         self._running: set[AbortSignal] = set()
         self._idle = asyncio.Event()
+        self.opening: asyncio.Future[Any] | None = None
+        """The project's MCP servers connecting (set by the transport): a list waits for them."""
         self.server = _Server(
             "opencode",
             version=__version__,
@@ -205,8 +208,20 @@ class ServeHost:
         with contextlib.suppress(ConfigError):
             session.use_agent(self.agent)
 
+    async def whole(self) -> None:
+        """Wait until what is offered is whole: the servers still connecting have connected or failed
+        (each within its start timeout), and the project's builder installed what they brought."""
+        opening = self.opening
+        if opening is not None and not opening.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(opening)
+        builder = self.project.builder
+        if not builder.idle:
+            await asyncio.to_thread(builder.wait)
+
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         client = self._client(ctx)
+        await self.whole()
         try:
             return types.ListToolsResult(tools=self.tools(client.session))
         finally:
@@ -215,6 +230,7 @@ class ServeHost:
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         client = self._client(ctx)
+        await self.whole()
         call = Call(ctx.session, ctx.request_id)
         token = CURRENT.set(call)
         abort = AbortSignal()
