@@ -202,7 +202,19 @@ class Generation:
         plugins = self.project.plugins
         if self._previous is None:
             return self._explained(Registry.build(sources, plugins, warn=self.warn))
-        return self._explained(self._previous.registry.rebuild(sources, self.changed, warn=self.warn))
+        changed = self.changed | self._mcp_changes()
+        return self._explained(self._previous.registry.rebuild(sources, changed, warn=self.warn))
+
+    def _mcp_changes(self) -> set[str]:
+        """The keys of the MCP sources a config change makes stale: the servers whose table changed, and
+        the resource tools (which servers have resources) when any did."""
+        previous = self._previous
+        if previous is None:
+            return set()
+        before, after = previous.mcp_servers, self.mcp_servers
+        stale = {server.key for name, server in after.items() if before.get(name) != server}
+        stale |= {server.key for name, server in before.items() if name not in after}
+        return stale | {"mcp:resources"} if stale else stale
 
     def _explained(self, registry: Registry) -> Registry:
         """``registry``, told how to explain a missing tool of an MCP server."""
@@ -221,7 +233,11 @@ class Generation:
             previous = await self._previous.aregistry()
         return self._explained(
             await Registry.abuild(
-                sources, plugins, previous=previous, changed=self.changed if previous else (), warn=self.warn
+                sources,
+                plugins,
+                previous=previous,
+                changed=self.changed | self._mcp_changes() if previous else (),
+                warn=self.warn,
             )
         )
 

@@ -84,6 +84,7 @@ class McpServers:
         if self._resources is None:
             self._resources = ResourceSource(self)
             self._resources.on_change = self.project.source_changed
+        self._resources.configured = configured  # type: ignore[attr-defined] # the generation being built
         found: list[Source] = [self._resources]
         for name, server in configured.items():
             if not server.enabled:
@@ -246,10 +247,10 @@ class McpServers:
         names = [name for name in self.configured if (c := self.peek(name)) is not None and c.has_resources]
         return sorted(names)
 
-    def offers_resources(self) -> bool:
-        """Whether the resource tools are offered: a configured server declared the ``resources``
-        capability when it connected (it may be restarting now)."""
-        configured = self.configured
+    def offers_resources(self, configured: dict[str, ServerConfig] | None = None) -> bool:
+        """Whether the resource tools are offered: a server of ``configured`` (default: the current
+        config) declared the ``resources`` capability when it connected (it may be restarting now)."""
+        configured = self.configured if configured is None else configured
         return any(configured.get(name) == server for name, server in self._resourceful.items())
 
     def missing(self, tool_id: str) -> str | None:

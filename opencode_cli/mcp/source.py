@@ -126,13 +126,15 @@ class ResourceSource(Source):
 
     def __init__(self, servers: McpServers) -> None:
         self._servers = servers
+        self.configured: dict[str, ServerConfig] | None = None
+        """The servers of the generation being built (set when the sources are listed for it)."""
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
         """The three tools, or none."""
         from .resources import resource_tools
 
         contribution = Contribution(self)
-        if self._servers.offers_resources():
+        if self._servers.offers_resources(self.configured):
             stamp = ToolSource("mcp", name="resources")
             contribution.tools = [(tool.copy(source=stamp), None) for tool in resource_tools(self._servers)]
         return contribution
