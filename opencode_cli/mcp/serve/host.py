@@ -194,11 +194,11 @@ class ServeHost:
         name = getattr(getattr(ctx.session.client_params, "client_info", None), "name", None)
         self._log(f"client connected: {name or 'unnamed'} (session {client.session.id})")
 
-    def tools(self, session: Session) -> list[types.Tool]:
+    async def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
         with self.project.hold():
             self._follow_agent(session)
-            return [tool_for(wire) for wire in session.resolve()]
+            return [tool_for(wire) for wire in await session.aresolve()]
 
     def _follow_agent(self, session: Session) -> None:
         """After a reload, the session's agent is the new generation's (its permissions come from the
@@ -223,7 +223,7 @@ class ServeHost:
         client = self._client(ctx)
         await self.whole()
         try:
-            return types.ListToolsResult(tools=self.tools(client.session))
+            return types.ListToolsResult(tools=await self.tools(client.session))
         finally:
             if client.once:
                 client.session.close()
@@ -238,7 +238,7 @@ class ServeHost:
         try:
             with self.project.hold():
                 self._follow_agent(client.session)
-                client.session.resolve()  # the offer of the generation this call runs in
+                await client.session.aresolve()  # the offer of the generation this call runs in
                 client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
                 # a client's cancellation cancels this task: the tool stops (bash kills its process group)
                 part = await client.session.dispatch(
