@@ -73,6 +73,7 @@ class Builder:
         self._asked = 0
         self._finished = 0
         self._busy = False
+        self._drainer: int | None = None
         self._waiting: Built | None = None
         self._observers: list[Observer] = []
 
@@ -93,10 +94,12 @@ class Builder:
             self._asked += 1
             ticket = self._asked
             if self._busy:
-                while wait and self._finished < ticket:
+                # this thread may be the one building (an observer asking again): it never waits on itself
+                while wait and self._finished < ticket and self._drainer != threading.get_ident():
                     self._changed.wait()
                 return ticket
             self._busy = True
+            self._drainer = threading.get_ident()
         self._drain()
         return ticket
 
@@ -104,7 +107,7 @@ class Builder:
         """Block until every request made so far is carried by a build (a quiet point)."""
         with self._lock:
             target = self._asked
-            while self._finished < target:
+            while self._finished < target and self._drainer != threading.get_ident():
                 self._changed.wait()
 
     @property
@@ -136,6 +139,7 @@ class Builder:
         finally:
             with self._lock:
                 self._busy = False
+                self._drainer = None
                 self._changed.notify_all()
 
     def _build(self, built: Built) -> None:
