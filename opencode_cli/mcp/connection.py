@@ -96,7 +96,7 @@ class McpConnection(Service):
         if self.lost is not None or (self._task is not None and self._task.done()):
             return True
         process = self.process
-        return process is not None and self._ready and process.closed.is_set()
+        return process is not None and self._ready and (process.closed.is_set() or process.dead())
 
     async def settle(self) -> None:
         """Once :attr:`ended`: wait (bounded) for the connection's task to finish, so that why it ended

@@ -168,7 +168,7 @@ class Live:
 class Served:
     """``opencode mcp serve`` over stdio, as an MCP client sees it."""
 
-    def __init__(self, client: Any, notes: Notes, serve_pid: int | None) -> None:
+    def __init__(self, client: Any, notes: Notes) -> None:
         self.client = client
         self.notes = notes
 
@@ -330,7 +330,7 @@ async def sequence(seed: int, root: Path, env: dict[str, str]) -> list[str]:
     await live.start()
     try:
         async with stdio_session(root, env, "--yes", message_handler=notes.handler) as client:
-            served = Served(client, notes, None)
+            served = Served(client, notes)
             await served.offered()
             for _ in range(STEPS):
                 done.append(await step(rng.choice(ACTIONS), model, rng, live, served))
