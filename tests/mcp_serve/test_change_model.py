@@ -366,6 +366,7 @@ def _diff(expected: dict[str, str], got: dict[str, str]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(QUIET * (STEPS + 4))
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + SEQUENCES))
 def test_random_changes_leave_both_hosts_offering_what_a_fresh_process_lists(
     seed: int, tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch

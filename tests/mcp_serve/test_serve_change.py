@@ -60,6 +60,7 @@ def _demo_server_pids() -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(30 * STARTS)  # each start is a serve process and a server process
 def test_the_first_tools_list_is_whole_on_every_start(project_dir: Path, env: dict[str, str]) -> None:
     configure(project_dir, demo=[sys.executable, str(DEMO_SERVER), "stdio"])
 
