@@ -78,10 +78,11 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
 def tool_definition(tool_id: str, model: Any, output: ToolDefinitionOutput) -> None:
     """Change what a model is told about a tool.
 
-    Called once per generation and offer: the first time a generation's tools are listed for a model,
-    an agent and a host (``opencode tools list/inspect``, a session's first request), once per tool that
-    survived the per-model filter, after the built-in adjustments. Later requests of the generation reuse
-    that offer (each host gets a copy of its own); a reload makes a new generation and calls it again.
+    Called when an offer is made, once per tool that survived the per-model filter, after the built-in
+    adjustments. A session's offer is made once per generation (and agent, rules, model and host) and
+    kept on the generation: later requests of that generation reuse it, each host getting a copy of its
+    own; a reload makes a new generation and calls the hook again. ``opencode tools list/inspect`` and
+    ``Project.offer`` make an offer each time they are asked.
 
     :param tool_id: the tool's id, e.g. ``"read"``.
     :param model: the :class:`opencode_cli.registry.ModelRef` being served (``provider``, ``id``), or
