@@ -85,3 +85,14 @@ class UnknownToolError(OpencodeError):
         """Why it may be missing (a disabled plugin), when that is known."""
         hint = f" Did you mean: {', '.join(suggestions)}?" if suggestions else ""
         super().__init__(f"No tool named '{tool_id}'.{hint}" + (f" {note}" if note else ""))
+
+
+class UnavailableToolError(UnknownToolError):
+    """A tool id that is not a tool because the source it would come from could not give it (an MCP
+    server that failed to start): the message says what happened to that source."""
+
+    def __init__(self, tool_id: str, why: str) -> None:
+        self.tool_id = tool_id
+        self.suggestions = []
+        self.note = why
+        OpencodeError.__init__(self, why)

@@ -11,10 +11,11 @@ changed (a saved tool file, a source that reported a change) and reuses every ot
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .config import Config, config_directories
@@ -23,11 +24,45 @@ from .config import load as load_config
 if TYPE_CHECKING:
     from .agents import Agent
     from .mcp.config import ServerConfig
+    from .modelref import ModelRef
     from .models.config import ProviderConfig
+    from .permission import Ruleset
+    from .policy import Offer, Situation
     from .project import Project
     from .registry import Registry
     from .skills import Skills
     from .truncate import Truncator
+
+
+class Offers:
+    """What a generation offers, per (agent, session rules, model, profile, host): each made once, on
+    the first request that needs it, and kept as long as the generation (at most :attr:`MAX`; the oldest
+    goes first). The ``tool_definition`` hooks therefore run once per generation and offer; a reload
+    makes a new generation, and the offers are made again."""
+
+    MAX = 64
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[Any, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        """The offer made for ``key``, or ``None``."""
+        return self._made.get(key)
+
+    def put(self, key: tuple[Any, ...], value: Any) -> None:
+        """Keep ``value`` as the offer for ``key``."""
+        with self._lock:
+            while len(self._made) >= self.MAX:
+                self._made.pop(next(iter(self._made)))
+            self._made[key] = value
+
+
+def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
+    """Code mode's catalogue of what a script may call (what the policy appends to ``execute``)."""
+    from .codemode.catalog import bindings_of, catalogue
+
+    return catalogue(bindings_of(scripted, builtins))
 
 
 class Generation:
@@ -48,6 +83,10 @@ class Generation:
         self._previous = previous
         self.changed = frozenset(changed)
         """Keys of the registry sources to rebuild (``file:<path>`` for a saved tool file…)."""
+        self.registry_started = False
+        """Whether building the registry began (a source that reports a change then needs a rebuild)."""
+        self.offers = Offers()
+        """What this generation offers, per agent, model and host (made on first request)."""
 
     def __repr__(self) -> str:
         return f"<Generation {self.number} of {self.project!r}>"
@@ -134,14 +173,134 @@ class Generation:
 
     @cached_property
     def registry(self) -> Registry:
-        """Every tool, in OpenCode's order: unchanged sources keep the previous generation's tools."""
+        """Every tool, in OpenCode's order: unchanged sources keep the previous generation's tools.
+
+        Built here, from sync code; a plugin's ``async def register_tools`` needs :meth:`aregistry`
+        (from a thread with no loop, the project's portal runs it)."""
+        from .loops import running_loop
+
+        if self._needs_loop() and running_loop() is None:
+            return self.project.portal.call(self.aregistry)
+        return self._assemble()
+
+    async def aregistry(self) -> Registry:
+        """:attr:`registry`, built on the caller's loop: ``async def register_tools`` implementations are
+        awaited there."""
+        if "registry" not in self.__dict__:
+            registry = await self._aassemble()
+            self.__dict__.setdefault("registry", registry)
+        return self.__dict__["registry"]
+
+    def _needs_loop(self) -> bool:
+        return self.project.plugins.is_async("register_tools")
+
+    def _assemble(self) -> Registry:
         from .registry import Registry
 
+        self.registry_started = True
         sources = self.project.sources(self)
         plugins = self.project.plugins
         if self._previous is None:
-            return Registry.build(sources, plugins, warn=self.warn)
-        return self._previous.registry.rebuild(sources, self.changed, warn=self.warn)
+            return self._explained(Registry.build(sources, plugins, warn=self.warn))
+        changed = self.changed | self._mcp_changes()
+        return self._explained(self._previous.registry.rebuild(sources, changed, warn=self.warn))
+
+    def _mcp_changes(self) -> set[str]:
+        """The keys of the MCP sources a config change makes stale: the servers whose table changed, and
+        the resource tools (which servers have resources) when any did."""
+        previous = self._previous
+        if previous is None:
+            return set()
+        before, after = previous.mcp_servers, self.mcp_servers
+        stale = {server.key for name, server in after.items() if before.get(name) != server}
+        stale |= {server.key for name, server in before.items() if name not in after}
+        return stale | {"mcp:resources"} if stale else stale
+
+    def _explained(self, registry: Registry) -> Registry:
+        """``registry``, told how to explain a missing tool of an MCP server."""
+        if self.mcp_servers:
+            registry.explain = self.project.mcp.missing
+        return registry
+
+    async def _aassemble(self) -> Registry:
+        from .registry import Registry
+
+        self.registry_started = True
+        sources = self.project.sources(self)
+        plugins = self.project.plugins
+        previous = None
+        if self._previous is not None:
+            previous = await self._previous.aregistry()
+        return self._explained(
+            await Registry.abuild(
+                sources,
+                plugins,
+                previous=previous,
+                changed=self.changed | self._mcp_changes() if previous else (),
+                warn=self.warn,
+            )
+        )
+
+    # -- what is offered ---------------------------------------------------------------------------------
+
+    def _situation(
+        self, model: ModelRef | str | None, agent: Agent | str | None, rules: Ruleset, switches: Any
+    ) -> tuple[Situation, Ruleset, dict[str, Any]]:
+        from .modelref import ModelRef
+        from .permission import merge
+        from .policy import Situation, describe_task
+
+        project = self.project
+        chosen = project.agent(agent, self) if agent is None or isinstance(agent, str) else agent
+        flags = project.flags
+        config_switches = self.config.get("tools")
+        situation = Situation(
+            ModelRef.coerce(model),
+            flags,
+            task_agents=describe_task(chosen, self.agents),
+            code_mode_builtins=flags.experimental_code_mode
+            and self.config.boolean("experimental.code_mode_builtins"),
+            catalogue=_code_mode_catalogue if flags.experimental_code_mode else None,
+        )
+        options = {
+            "config_switches": config_switches if isinstance(config_switches, Mapping) else None,
+            "request_switches": switches,
+        }
+        return situation, merge(chosen.permission, list(rules)), options
+
+    def offer(
+        self,
+        model: ModelRef | str | None = None,
+        agent: Agent | str | None = None,
+        *,
+        rules: Ruleset = (),  # type: ignore[assignment]
+        switches: Mapping[str, bool] | None = None,
+        schemas: bool = False,
+    ) -> Offer:
+        """What ``model`` is offered when talking to ``agent`` in this generation (with the session's
+        ``rules`` and the request's ``switches``), and what is hidden and why (:mod:`opencode_cli.policy`);
+        ``schemas=True`` makes every schema now, a broken one hidden as failed."""
+        from .policy import offered
+
+        situation, ruleset, options = self._situation(model, agent, rules, switches)
+        return offered(self.registry, situation, ruleset, **options, schemas=schemas)
+
+    async def aoffer(
+        self,
+        model: ModelRef | str | None = None,
+        agent: Agent | str | None = None,
+        *,
+        rules: Ruleset = (),  # type: ignore[assignment]
+        switches: Mapping[str, bool] | None = None,
+        schemas: bool = False,
+    ) -> Offer:
+        """:meth:`offer` on the caller's loop: ``async def`` hooks (``register_tools``,
+        ``tool_definition``) are awaited there."""
+        from .policy import aoffered
+
+        registry = await self.aregistry()
+        situation, ruleset, options = self._situation(model, agent, rules, switches)
+        return await aoffered(registry, situation, ruleset, **options, schemas=schemas)
 
     def build(self) -> Generation:
         """Build every part now (a broken config raises :class:`~opencode_cli.errors.ConfigError` here)."""

@@ -18,10 +18,11 @@ Where hooks run: on the caller's event loop, in the caller's task, with no threa
 call is made there, synchronously, so a plain (sync) implementation runs inline on the loop: one that
 blocks (a slow file write, a ``time.sleep``, a network request) holds up every other call of the process
 while it runs; that is the plugin's choice, and ``async def`` with ``await asyncio.to_thread(...)`` is the
-way not to. Any plain implementation may be written as ``async def``: pluggy calls it in its place (so
-``tryfirst``/``trylast`` hold) and what it returns is awaited right after pluggy's call, in pluggy's
-order, on that same loop; its body therefore runs after the sync implementations of the same call, and a
-wrapper sees it as an awaitable (wrappers stay generators).
+way not to. Any plain implementation may be written as ``async def``: a hook with such implementations is
+called plugin by plugin in pluggy's order, each plugin's coroutine awaited on that loop before the next
+plugin is called, so ``tryfirst``/``trylast`` hold across sync and async implementations (when a
+``wrapper`` is among them, it is one pluggy call and the coroutines are awaited right after it, in
+pluggy's order). From sync code with no loop, the project's portal is the loop they run on.
 
 ``tool_definition``, ``tool_execute_before`` and ``tool_execute_after`` mirror OpenCode's
 ``tool.definition``, ``tool.execute.before`` and ``tool.execute.after``; :func:`tool_execute` is ours: it
@@ -68,8 +69,8 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
         directory, environment, config and skills), for tools whose description depends on the project;
         ``None`` when a registry is built without one. Read it lazily: the registry is not ready yet.
 
-    A plugin that raises here is marked ``failed`` in ``opencode plugins list``; the tools it registered
-    before raising are kept.
+    Called plugin by plugin (``async def`` awaited on the caller's loop). A plugin that raises here is
+    marked ``failed`` in ``opencode plugins list``; the tools it registered before raising are kept.
     """
 
 
@@ -77,8 +78,11 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
 def tool_definition(tool_id: str, model: Any, output: ToolDefinitionOutput) -> None:
     """Change what a model is told about a tool.
 
-    Called each time the registry lists tools for a model (``opencode tools list/inspect`` and every
-    request), once per tool that survived the per-model filter, after the built-in adjustments.
+    Called when an offer is made, once per tool that survived the per-model filter, after the built-in
+    adjustments. A session's offer is made once per generation (and agent, rules, model and host) and
+    kept on the generation: later requests of that generation reuse it, each host getting a copy of its
+    own; a reload makes a new generation and calls the hook again. ``opencode tools list/inspect`` and
+    ``Project.offer`` make an offer each time they are asked.
 
     :param tool_id: the tool's id, e.g. ``"read"``.
     :param model: the :class:`opencode_cli.registry.ModelRef` being served (``provider``, ``id``), or
@@ -87,8 +91,9 @@ def tool_definition(tool_id: str, model: Any, output: ToolDefinitionOutput) -> N
         dict) to change them. Reading ``output.parameters`` is lazy: the schema is only generated when a
         hook looks at it.
 
-    Mirrors OpenCode's ``tool.definition``. Return values are ignored. A plugin that raises here is marked
-    ``failed`` and the other implementations still run.
+    Mirrors OpenCode's ``tool.definition`` (which OpenCode calls on every request). Return values are
+    ignored. Called plugin by plugin: a plugin that raises here is marked ``failed``, what it changed in
+    ``output`` is undone, and the other plugins' implementations still run.
     """
 
 

@@ -12,8 +12,6 @@ warning line; everything else keeps working.
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import functools
 import inspect
 import os
 import traceback
@@ -99,99 +97,36 @@ def describe_exception(error: BaseException, path: str | None = None) -> str:
     return f"{where}{type(error).__name__}" + (f": {message}" if message else "")
 
 
-#: Hooks whose failing implementations are isolated: recorded, reported, and skipped (the others raise).
+#: Hooks whose failing implementations are isolated: the plugin is recorded failed and reported, its
+#: contribution to that call is undone, and the other plugins' implementations still run.
 ISOLATED_HOOKS = frozenset({"register_tools", "tool_definition"})
 
-#: Hooks called one plugin at a time (:meth:`Plugins.call_for`): each plugin is a source of tools.
-PER_PLUGIN_HOOKS = frozenset({"register_tools"})
-
-#: The plugin a :meth:`Plugins.call_for` call is for (the other plugins' implementations step aside).
-_ONLY_PLUGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "opencode_only_plugin", default=None
-)
-
-
-class _OnlyFor:
-    """A hook implementation that steps aside (returns ``None``) in a call meant for another plugin."""
-
-    def __init__(self, function: Callable[..., Any], plugin_name: str):
-        self.function = function
-        self.plugin_name = plugin_name
-        functools.update_wrapper(self, function, updated=())
-
-    def __call__(self, *args: Any) -> Any:
-        only = _ONLY_PLUGIN.get()
-        if only is not None and only != self.plugin_name:
-            return None
-        return self.function(*args)
-
-
-class _Isolated:
-    """A hook implementation whose failure is recorded and reported instead of raised."""
-
-    def __init__(self, function: Callable[..., Any], on_failure: Callable[[BaseException], None]):
-        self.function = function
-        self._on_failure = on_failure
-        functools.update_wrapper(self, function, updated=())
-
-    def __call__(self, *args: Any) -> Any:
-        try:
-            result = self.function(*args)
-        except Exception as error:
-            self._on_failure(error)
-            return None
-        if isinstance(result, _Pending):
-            result.on_failure = self._on_failure
-        return result
-
-
-class _Later:
-    """An ``async def`` implementation as pluggy calls it: the call returns a :class:`_Pending`, which
-    runs the coroutine function only when awaited (one never awaited, because an implementation after it
-    raised, leaves no coroutine behind)."""
-
-    def __init__(self, function: Callable[..., Any]):
-        self.function = function
-        functools.update_wrapper(self, function, updated=())
-
-    def __call__(self, *args: Any) -> _Pending:
-        return _Pending(self.function, args)
-
-
-class _Pending:
-    """What a :class:`_Later` implementation returned: awaiting it runs the implementation."""
-
-    __slots__ = ("args", "function", "on_failure")
-
-    def __init__(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
-        self.function = function
-        self.args = args
-        self.on_failure: Callable[[BaseException], None] | None = None
-        """Set for an isolated hook: a failure is recorded instead of raised."""
-
-    def __await__(self) -> Any:
-        return self._run().__await__()
-
-    async def _run(self) -> Any:
-        try:
-            return await self.function(*self.args)
-        except Exception as error:
-            if self.on_failure is None:
-                raise
-            self.on_failure(error)
-            return None
+#: Hooks whose result is an awaitable by contract (an ``async def`` implementation returns one by being
+#: called): their calls are one pluggy call, whatever the implementations.
+AWAITABLE_RESULT_HOOKS = frozenset({"tool_execute"})
 
 
 class Plugins:
     """A pluggy manager for one project, with a record per plugin.
 
-    Every hook is called through pluggy (:meth:`call`, :meth:`acall`, :meth:`call_for`), so ``wrapper``
-    and ``hookwrapper`` implementations, ``tryfirst``/``trylast`` and ``firstresult`` behave as plugin
-    authors know them from pytest. ``async def`` implementations are called by pluggy like any other (so
-    they return a coroutine) and the coroutines are awaited afterwards on the caller's loop
-    (:meth:`acall`); ``loop`` gives the event loop they run on when a hook is called from sync code
-    (:meth:`call`: the project's portal). ``search_path`` narrows where entry
-    points are looked for (``OPENCODE_PLUGIN_PATH``, see :mod:`opencode_cli.entrypoints`).
+    Every hook is called through pluggy's public API, so ``wrapper`` and ``hookwrapper`` implementations,
+    ``tryfirst``/``trylast`` and ``firstresult`` behave as plugin authors know them from pytest; pluggy's
+    objects are never changed. A hook is called on the caller's loop (:meth:`acall`, :meth:`acall_each`),
+    ``async def`` implementations awaited there:
+
+    - a hook none of whose implementations is ``async def`` is one pluggy call;
+    - a hook with ``async def`` implementations is called plugin by plugin, in pluggy's order (one
+      pluggy call each, through a pluggy manager holding that plugin alone), each one's awaitable
+      awaited before the next plugin is called: the order ``tryfirst``/``trylast`` give holds across sync
+      and async implementations. (With a ``wrapper`` implementation among them, it is one pluggy call and
+      the awaitables are awaited after it, in pluggy's order: a wrapper sees them as awaitables.)
+    - the :data:`ISOLATED_HOOKS` are always called plugin by plugin (:meth:`call_each`): a plugin that
+      raises loses its own contribution, nobody else's.
+
+    From sync code (:meth:`call`, :meth:`call_each`) with no loop running, a hook with ``async def``
+    implementations is called on the project's own loop (``loop``: the sync façade, its portal), the
+    thread waiting. ``search_path`` narrows where entry points are looked for (``OPENCODE_PLUGIN_PATH``,
+    see :mod:`opencode_cli.entrypoints`).
     """
 
     def __init__(
@@ -219,6 +154,9 @@ class Plugins:
         self._search_path = search_path
         self._loop = loop or _no_loop
         self._async_hooks: set[str] = set()
+        self._alone: dict[str, pluggy.PluginManager] = {}
+        """Per plugin, a pluggy manager holding that plugin alone: its hooks are called through it when a
+        hook is called plugin by plugin (pluggy's own call path, its wrappers included)."""
         for entry in builtin:
             self.load(entry, kind="builtin")
         for name, plugin in extra:
@@ -268,6 +206,10 @@ class Plugins:
                 record.fail(describe_exception(error))
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
+        alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        alone.add_hookspecs(hookspecs)
+        alone.register(plugin, name=name)
+        self._alone[name] = alone
         self._by_plugin[name] = record
         return record
 
@@ -316,29 +258,19 @@ class Plugins:
         return f"PluginValidationError: {reason}"
 
     def _adapt(self, caller: Any, plugin: object, plugin_name: str) -> None:
-        """Prepare ``plugin``'s implementations of one hook for pluggy's call path: a hook with ``async
-        def`` ones is marked so that its calls await what they return; those of isolated hooks record
-        their failure (also one raised when awaited) instead of raising."""
+        """Check ``plugin``'s implementations of one hook (a wrapper must be a generator) and note the hooks
+        with ``async def`` ones (their calls await what they return). Pluggy's objects are left as they
+        are."""
         for impl in caller.get_hookimpls():
-            if impl.plugin is not plugin:
+            if impl.plugin is not plugin or not inspect.iscoroutinefunction(impl.function):
                 continue
-            wraps = impl.wrapper or impl.hookwrapper
-            if inspect.iscoroutinefunction(impl.function):
-                if wraps:
-                    raise TypeError(
-                        f"{source_line(impl.function)}: {caller.name}: a wrapper implementation must be a "
-                        "generator, not async"
-                    )
-                if caller.name != "tool_execute":  # its result is an awaitable by contract
-                    impl.function = _Later(impl.function)
-                    self._async_hooks.add(caller.name)
-            if caller.name in ISOLATED_HOOKS and not wraps:
-                hook_name = caller.name
-                impl.function = _Isolated(
-                    impl.function, lambda error, h=hook_name: self.plugin_failed(plugin_name, h, error)
+            if impl.wrapper or impl.hookwrapper:
+                raise TypeError(
+                    f"{source_line(impl.function)}: {caller.name}: a wrapper implementation must be a "
+                    "generator, not async"
                 )
-            if caller.name in PER_PLUGIN_HOOKS and not wraps:
-                impl.function = _OnlyFor(impl.function, plugin_name)
+            if caller.name not in AWAITABLE_RESULT_HOOKS:
+                self._async_hooks.add(caller.name)
 
     def _warn_unknown_disabled(self) -> None:
         """Warn about a name the host disabled (``-p no:NAME``) that no plugin has: a typo, most likely.
@@ -408,49 +340,140 @@ class Plugins:
                 names.append(impl.plugin_name)
         return names
 
-    def call(self, hook_name: str, /, **kwargs: Any) -> Any:
-        """Call a hook through pluggy from sync code and return pluggy's result.
+    def is_async(self, hook_name: str) -> bool:
+        """Whether an implementation of ``hook_name`` is ``async def`` (a call must await it)."""
+        return hook_name in self._async_hooks
 
-        The coroutines of ``async def`` implementations are awaited on the project's own loop (its
-        portal), this thread waiting for them; from code running on a loop, use :meth:`acall`.
-        Implementations of the :data:`ISOLATED_HOOKS` that raise are marked failed and reported; for
-        other hooks the exception propagates.
+    def order(self, hook_name: str) -> list[str]:
+        """The plugins implementing ``hook_name`` in the order pluggy calls them (``tryfirst`` first,
+        then the last registered, …, ``trylast`` last)."""
+        names: list[str] = []
+        for impl in reversed(getattr(self.manager.hook, hook_name).get_hookimpls()):
+            if impl.plugin_name not in names:
+                names.append(impl.plugin_name)
+        return names
+
+    def _caller_for(self, hook_name: str, plugin_name: str) -> Any:
+        """Pluggy's caller of ``hook_name`` with only ``plugin_name``'s implementations."""
+        return getattr(self._alone[plugin_name].hook, hook_name)
+
+    def _has_wrappers(self, hook_name: str) -> bool:
+        return any(i.wrapper or i.hookwrapper for i in getattr(self.manager.hook, hook_name).get_hookimpls())
+
+    def _steps(self, hook_name: str, only: str | None) -> list[tuple[str, Any]]:
+        names = self.order(hook_name)
+        if only is not None:
+            names = [name for name in names if name == only]
+        return [(name, self._caller_for(hook_name, name)) for name in names]
+
+    def call(self, hook_name: str, /, **kwargs: Any) -> Any:
+        """Call a hook through pluggy from sync code and return pluggy's result; exceptions propagate.
+
+        A hook with ``async def`` implementations is called as :meth:`acall` does, on the project's own
+        loop (this thread waits); from code running on a loop, use :meth:`acall`.
         """
-        result = getattr(self.manager.hook, hook_name)(**kwargs)
-        if hook_name not in self._async_hooks or not _has_awaitables(result):
-            return result
+        if hook_name not in self._async_hooks:
+            return getattr(self.manager.hook, hook_name)(**kwargs)
+        return self._from_sync(hook_name, self.acall(hook_name, **kwargs))
+
+    async def acall(self, hook_name: str, /, **kwargs: Any) -> Any:
+        """Call a hook through pluggy on the caller's loop (see the class docstring); the first exception
+        propagates. No thread is taken: a sync implementation runs inline on the loop (one that blocks,
+        blocks the loop), and cancelling the caller cancels the implementation being awaited."""
+        hook = getattr(self.manager.hook, hook_name)
+        if hook_name not in self._async_hooks:
+            return hook(**kwargs)
+        if self._has_wrappers(hook_name):
+            return await _settle(hook(**kwargs))
+        first = bool(hook.spec is not None and hook.spec.opts.get("firstresult"))
+        results: list[Any] = []
+        for _, caller in self._steps(hook_name, None):
+            result = await _settle(caller(**kwargs))
+            if first:
+                if result is not None:
+                    return result
+            else:
+                results.extend(result)
+        return None if first else results
+
+    def call_each(
+        self,
+        hook_name: str,
+        /,
+        *,
+        only: str | None = None,
+        checkpoint: Callable[[], Callable[[], None]] | None = None,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """Call an isolated hook plugin by plugin, in pluggy's order (``only``: that plugin alone), from
+        sync code: a plugin that raises is recorded failed and reported, what it changed undone
+        (``checkpoint()`` is taken before each plugin and returns the undo), and the others still run.
+        Returns every result, in order. An ``async def`` implementation needs a loop: with none running in
+        this thread the whole call runs as :meth:`acall_each` on the project's own loop; on a running loop
+        it cannot be awaited here, and its plugin is reported failed for this call (use
+        :meth:`acall_each`)."""
+        if hook_name in self._async_hooks and running_loop() is None:
+            return self._from_sync(
+                hook_name, self.acall_each(hook_name, only=only, checkpoint=checkpoint, **kwargs)
+            )
+        results: list[Any] = []
+        for name, caller in self._steps(hook_name, only):
+            undo = checkpoint() if checkpoint is not None else None
+            try:
+                result = caller(**kwargs)
+            except Exception as error:
+                if undo is not None:
+                    undo()
+                self.plugin_failed(name, hook_name, error)
+                continue
+            if _has_awaitables(result):
+                _close_awaitables(result)
+                if undo is not None:
+                    undo()
+                self.warn(
+                    f"plugin {name}: its async {hook_name} was called from sync code running on a loop, "
+                    "where it cannot be awaited (the host should call it from async code); left out"
+                )
+                continue
+            results.extend(result if isinstance(result, list) else [result])
+        return results
+
+    async def acall_each(
+        self,
+        hook_name: str,
+        /,
+        *,
+        only: str | None = None,
+        checkpoint: Callable[[], Callable[[], None]] | None = None,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """:meth:`call_each` on the caller's loop: each plugin's ``async def`` implementation is awaited
+        before the next plugin is called."""
+        results: list[Any] = []
+        for name, caller in self._steps(hook_name, only):
+            undo = checkpoint() if checkpoint is not None else None
+            try:
+                result = await _settle(caller(**kwargs))
+            except Exception as error:
+                if undo is not None:
+                    undo()
+                self.plugin_failed(name, hook_name, error)
+                continue
+            results.extend(result if isinstance(result, list) else [result])
+        return results
+
+    def _from_sync(self, hook_name: str, work: Any) -> Any:
+        """Run ``work`` (a coroutine calling a hook) for sync code: on the project's own loop."""
         import asyncio
 
         loop = self._loop()
-        if running_loop() is loop:
-            _close_awaitables(result)
+        if running_loop() is not None:
+            work.close()
             raise RuntimeError(
-                f"a {hook_name} hook with async implementations was called from sync code on the loop "
-                "they run on; call it from async code (Plugins.acall)"
+                f"a {hook_name} hook with async implementations was called from sync code running on a "
+                "loop; call it from async code (Plugins.acall)"
             )
-        return asyncio.run_coroutine_threadsafe(_settle(result), loop).result()
-
-    def call_for(self, plugin_name: str, hook_name: str, /, **kwargs: Any) -> Any:
-        """Call one of the :data:`PER_PLUGIN_HOOKS` through pluggy for one plugin: the other plugins'
-        implementations step aside (wrappers still wrap the call)."""
-        token = _ONLY_PLUGIN.set(plugin_name)
-        try:
-            return self.call(hook_name, **kwargs)
-        finally:
-            _ONLY_PLUGIN.reset(token)
-
-    async def acall(self, hook_name: str, /, **kwargs: Any) -> Any:
-        """Call a hook through pluggy from async code; the first exception propagates.
-
-        Pluggy's call runs here, synchronously, on the caller's loop (its order, wrappers and
-        ``firstresult`` as always); then each awaitable an ``async def`` implementation returned is
-        awaited, in pluggy's order, in the caller's task: no thread is taken, and cancelling the caller
-        cancels them. A sync implementation runs inline, on the loop: one that blocks, blocks the loop.
-        """
-        result = getattr(self.manager.hook, hook_name)(**kwargs)
-        if hook_name not in self._async_hooks:
-            return result
-        return await _settle(result)
+        return asyncio.run_coroutine_threadsafe(work, loop).result()
 
     def plugin_failed(self, plugin_name: str, hook_name: str, error: BaseException) -> None:
         """Record and report a hook that raised."""

@@ -27,6 +27,7 @@ from .modelref import ModelRef
 
 if TYPE_CHECKING:
     from .agents import Agent
+    from .builder import Builder
     from .contract import ToolResult
     from .flags import Flags
     from .mcp.servers import McpServers
@@ -43,13 +44,6 @@ if TYPE_CHECKING:
     from .truncate import Truncator
     from .watch import Watcher
     from .workers import Workers
-
-
-def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
-    """Code mode's catalogue of what a script may call (what the policy appends to ``execute``)."""
-    from .codemode.catalog import bindings_of, catalogue
-
-    return catalogue(bindings_of(scripted, builtins))
 
 
 def _stderr_warning(message: str) -> None:
@@ -100,7 +94,6 @@ class Project:
         self._swap_lock = threading.RLock()
         self._file_sources: dict[Path, ToolFileSource] = {}
         self._added_sources: list[Source] = []
-        self._source_listeners: list[Callable[[Source], Any]] = []
         self._closed = False
         self._permissions: PermissionService | None = None
         self._services: Services | None = None
@@ -341,21 +334,21 @@ class Project:
         self._added_sources.append(source)
         self.source_changed(source)
 
-    def on_source_change(self, listener: Callable[[Source], Any]) -> Callable[[], None]:
-        """Call ``listener(source)`` whenever a source reports that its tools changed; returns a function
-        that stops it. The watcher listens, and rebuilds that source into a new generation (and reports
-        what changed); while nobody listens, the project does that itself."""
-        self._source_listeners.append(listener)
-        return lambda: self._source_listeners.remove(listener) if listener in self._source_listeners else None
+    @cached_property
+    def builder(self) -> Builder:
+        """The one door for change (:mod:`opencode_cli.builder`): every source's report, every saved file
+        and config edit becomes a request to it; hosts observe the generations it installs."""
+        from .builder import Builder
+
+        return Builder(self)
 
     def source_changed(self, source: Source) -> None:
-        """What a source's :meth:`~opencode_cli.sources.Source.report_change` calls: tell the listeners
-        (the watcher rebuilds the source and reports), or, with none, rebuild it into a new generation."""
-        listeners = list(self._source_listeners)
-        for listener in listeners:
-            listener(source)
-        if not listeners and self._generation is not None and self._generation.is_built("registry"):
-            self.install(self.prepare({source.key}))
+        """What a source's :meth:`~opencode_cli.sources.Source.report_change` calls: a request to the
+        :attr:`builder` to rebuild that source (nothing to do while no registry was built or is being built:
+        the first build reads every source as it is)."""
+        generation = self._generation
+        if generation is not None and generation.registry_started:
+            self.builder.request({source.key}, wait=False)
 
     def prepare(self, changed: Iterable[str] = (), warn: Callable[[str], None] | None = None) -> Generation:
         """Build the next generation now, beside the current one (or the one waiting to be installed).
@@ -456,31 +449,17 @@ class Project:
         generation: Generation | None = None,
         schemas: bool = False,
     ) -> Offer:
-        """What ``model`` is offered when talking to ``agent`` (with the session's ``rules`` and the
-        request's ``switches``), and what is hidden and why: see :mod:`opencode_cli.policy`.
-        ``generation`` (default: the current one) gives the tools, the agents and the config;
-        ``schemas=True`` makes every schema now, a broken one hidden as failed (:func:`~.policy.offered`)."""
-        from .permission import merge
-        from .policy import Situation, describe_task, offered
+        """What ``model`` is offered when talking to ``agent``: :meth:`Generation.offer
+        <opencode_cli.generation.Generation.offer>` of ``generation`` (default: the current one)."""
+        chosen = generation or self.generation
+        return chosen.offer(model, agent, rules=rules, switches=switches, schemas=schemas)
 
-        generation = generation or self.generation
-        chosen = self.agent(agent, generation) if agent is None or isinstance(agent, str) else agent
-        tools_switches = generation.config.get("tools")
-        return offered(
-            generation.registry,
-            Situation(
-                ModelRef.coerce(model),
-                self.flags,
-                task_agents=describe_task(chosen, generation.agents),
-                code_mode_builtins=self.flags.experimental_code_mode
-                and generation.config.boolean("experimental.code_mode_builtins"),
-                catalogue=_code_mode_catalogue if self.flags.experimental_code_mode else None,
-            ),
-            merge(chosen.permission, list(rules)),
-            config_switches=tools_switches if isinstance(tools_switches, Mapping) else None,
-            request_switches=switches,
-            schemas=schemas,
-        )
+    async def ready(self) -> Generation:
+        """The current generation, its registry built on the caller's loop (a plugin's ``async def
+        register_tools`` is awaited there). Async hosts await it before reading tools from sync code."""
+        generation = self.generation
+        await generation.aregistry()
+        return generation
 
     def tools(self, model: ModelRef | str | None = None, agent: str | None = None) -> list[ToolDefinition]:
         """What ``model`` is offered when talking to ``agent`` (minus tools the agent denies wholly)."""

@@ -111,6 +111,17 @@ class ToolDefinitionOutput:
     def parameters(self, value: dict[str, Any]) -> None:
         self._parameters = value
 
+    def checkpoint(self) -> Callable[[], None]:
+        """What the output is now; calling the result puts it back (a hook that raised loses its change)."""
+        description = self.description
+        parameters = copy.deepcopy(self._parameters)
+
+        def undo() -> None:
+            self.description = description
+            self._parameters = parameters
+
+        return undo
+
     @property
     def parameters_changed(self) -> bool:
         """Whether anybody read or replaced the parameters (so they were built)."""
@@ -172,6 +183,9 @@ class Registry:
     def __init__(self, contributions: Iterable[Contribution], plugins: Plugins | None = None) -> None:
         self.contributions: dict[str, Contribution] = {c.source.key: c for c in contributions}
         self.plugins = plugins
+        self.explain: Callable[[str], str | None] | None = None
+        """Why an id is not a tool when a source knows (an MCP server that failed to start): set by the
+        generation; :meth:`get` raises an :class:`~opencode_cli.errors.UnavailableToolError` with it."""
         self.entries: dict[str, ToolEntry] = {}
         """Every registered tool by id, in order (gated built-ins included)."""
         for contribution, tool, gate in _in_order(self.contributions.values()):
@@ -204,6 +218,28 @@ class Registry:
                 contributions.append(source.build(before, report))
         return cls(contributions, plugins)
 
+    @classmethod
+    async def abuild(
+        cls,
+        sources: Iterable[Source],
+        plugins: Plugins | None = None,
+        *,
+        previous: Registry | None = None,
+        changed: Iterable[str] = (),
+        warn: Callable[[str], None] | None = None,
+    ) -> Registry:
+        """:meth:`build` on the caller's loop (a plugin's ``async def register_tools`` awaited there)."""
+        report = warn or (lambda message: None)
+        stale = set(changed)
+        contributions = []
+        for source in sources:
+            before = previous.contributions.get(source.key) if previous is not None else None
+            if before is not None and source.key not in stale:
+                contributions.append(before)
+            else:
+                contributions.append(await source.abuild(before, report))
+        return cls(contributions, plugins)
+
     def rebuild(
         self, sources: Iterable[Source], changed: Iterable[str], warn: Callable[[str], None] | None = None
     ) -> Registry:
@@ -216,6 +252,11 @@ class Registry:
         """The entry for ``tool_id``; raises :class:`UnknownToolError` with close matches."""
         entry = self.entries.get(tool_id)
         if entry is None:
+            why = self.explain(tool_id) if self.explain is not None else None
+            if why is not None:
+                from .errors import UnavailableToolError
+
+                raise UnavailableToolError(tool_id, why)
             note = self.failed_file_note(tool_id)
             if note is None and self.plugins is not None:
                 note = self.plugins.disabled_note(tool_id)
@@ -244,12 +285,28 @@ class Registry:
         ]
 
     def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
-        """One tool's definition for ``model``, after the ``tool_definition`` hooks."""
-        # a copy: hooks may edit the schema in place, and a loaded tool caches its own
-        output = ToolDefinitionOutput(entry.description, lambda: copy.deepcopy(entry.schema()))
+        """One tool's definition for ``model``, after the ``tool_definition`` hooks (plugin by plugin: one
+        that raises loses its own change and is reported; see :meth:`Plugins.call_each`)."""
+        output = self._output(entry)
         if self.plugins is not None and self.plugins.has_hook("tool_definition"):
-            self.plugins.call("tool_definition", tool_id=entry.id, model=model, output=output)
+            self.plugins.call_each(
+                "tool_definition", checkpoint=output.checkpoint, tool_id=entry.id, model=model, output=output
+            )
         return ToolDefinition(entry, output)
+
+    async def adefinition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
+        """:meth:`definition` on the caller's loop (``async def`` hooks awaited there)."""
+        output = self._output(entry)
+        if self.plugins is not None and self.plugins.has_hook("tool_definition"):
+            await self.plugins.acall_each(
+                "tool_definition", checkpoint=output.checkpoint, tool_id=entry.id, model=model, output=output
+            )
+        return ToolDefinition(entry, output)
+
+    @staticmethod
+    def _output(entry: ToolEntry) -> ToolDefinitionOutput:
+        # a copy: hooks may edit the schema in place, and a loaded tool caches its own
+        return ToolDefinitionOutput(entry.description, lambda: copy.deepcopy(entry.schema()))
 
     def safe_definition(
         self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
@@ -263,13 +320,29 @@ class Registry:
                 definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
             return definition
         except Exception as error:
-            from .plugins import describe_exception
-
-            text = describe_exception(error)
-            entry.gate = f"failed to load: {text}"
-            contribution = self.contributions.get(entry.source_key)
-            if contribution is not None and contribution.record is not None:
-                contribution.record.fail(f"tool {entry.id}: {text}")
-            if self.plugins is not None:
-                self.plugins.warn(f"tool {entry.id} ({entry.source.describe()}) failed to load: {text}")
+            self._undescribable(entry, error)
             return None
+
+    async def asafe_definition(
+        self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
+    ) -> ToolDefinition | None:
+        """:meth:`safe_definition` on the caller's loop."""
+        try:
+            definition = await self.adefinition(entry, model)
+            if schema:
+                definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
+            return definition
+        except Exception as error:
+            self._undescribable(entry, error)
+            return None
+
+    def _undescribable(self, entry: ToolEntry, error: Exception) -> None:
+        from .plugins import describe_exception
+
+        text = describe_exception(error)
+        entry.gate = f"failed to load: {text}"
+        contribution = self.contributions.get(entry.source_key)
+        if contribution is not None and contribution.record is not None:
+            contribution.record.fail(f"tool {entry.id}: {text}")
+        if self.plugins is not None:
+            self.plugins.warn(f"tool {entry.id} ({entry.source.describe()}) failed to load: {text}")

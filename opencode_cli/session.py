@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -51,12 +50,6 @@ DOOM_LOOP_REFUSED = (
 )
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
-#: Offers kept per generation (each an agent, session rules, model and profile seen): a session's
-#: ``resolve`` makes its offer once, and a new session with the same (a served request) reuses it.
-MAX_OFFERS = 64
-_OFFERS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[Any, tuple[WireTool, ...]]]] = (
-    weakref.WeakKeyDictionary()
-)
 #: The tool offered only to a session that can put questions to a user, and the ``extra`` key of the asker
 #: (:mod:`opencode_cli.tools._question`).
 QUESTION_TOOL = "question"
@@ -85,6 +78,21 @@ class WireTool:
     """``False`` for the OpenAI family (OpenCode sends ``strict: false``), ``True`` for openai-strict."""
     normalized: dict[str, Any] = field(default_factory=dict, repr=False)
     """The schema before the provider profile (compared by :func:`opencode_cli.schema.describe_changes`)."""
+
+    def copy(self) -> WireTool:
+        """A copy of its own (its schemas too): what one host changes, another never sees."""
+        return WireTool(
+            self.name, self.description, _copied(self.parameters), self.strict, _copied(self.normalized)
+        )
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a JSON value (dicts and lists copied, the rest shared: it is immutable)."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 @dataclass
@@ -610,7 +618,8 @@ class Session:
         part: ToolCallPart | None,
     ) -> ToolResult:
         plugins = self.project.plugins
-        if self.project.generation.mcp_servers:
+        generation = await self.project.ready()
+        if generation.mcp_servers:
             await self.project.mcp.ensure(tool_id)
         tool = self.project.registry.get(tool_id).loaded()
         await plugins.acall(
@@ -635,25 +644,52 @@ class Session:
         offered; calls are rerouted to it by :meth:`dispatch`. ``question`` is offered only when someone
         can answer: without a question asker (``extra["question"]``) it is switched off for the request,
         as in OpenCode's non-interactive runs; it stays registered.
+
+        The offer belongs to the generation (:class:`~opencode_cli.generation.Offers`): it is made once
+        per generation, agent, rules, model and host, and each call returns a copy of its own. From async
+        code, :meth:`aresolve` (``async def`` hooks are awaited on the caller's loop).
         """
+        generation = self.project.generation
+        key, switches = self._offer_key(tools)
+        made = generation.offers.get(key) if tools is None else None
+        if made is None or made[0] is not self.agent:
+            offer = generation.offer(
+                self.model, self.agent, rules=self.rules, switches=switches, schemas=True
+            )
+            made = self._keep(generation, key, tools, offer)
+        return self._hand_out(made[1])
+
+    async def aresolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
+        """:meth:`resolve` on the caller's loop: the generation's registry and the ``tool_definition``
+        hooks run there, ``async def`` implementations awaited."""
+        generation = await self.project.ready()
+        key, switches = self._offer_key(tools)
+        made = generation.offers.get(key) if tools is None else None
+        if made is None or made[0] is not self.agent:
+            offer = await generation.aoffer(
+                self.model, self.agent, rules=self.rules, switches=switches, schemas=True
+            )
+            made = self._keep(generation, key, tools, offer)
+        return self._hand_out(made[1])
+
+    def _offer_key(self, tools: dict[str, bool] | None) -> tuple[tuple[Any, ...], dict[str, bool] | None]:
+        asker = self.extra.get(QUESTION_ASKER) is not None
+        key = (id(self.agent), tuple(self.rules), self.model, self.profile, asker)
+        switches = dict(tools or {})
+        if not asker:  # nobody can answer: off, as the last switch
+            switches.pop(QUESTION_TOOL, None)  # (the last matching switch decides, so no "*" turns it on)
+            switches[QUESTION_TOOL] = False
+        return key, switches or None
+
+    def _keep(
+        self, generation: Any, key: tuple[Any, ...], tools: dict[str, bool] | None, offer: Any
+    ) -> tuple[Any, tuple[WireTool, ...]]:
+        """The wire tools of ``offer`` for this session's profile, kept on the generation (per-request
+        switches are not kept)."""
         from .collate import sort_key
         from .schema import adapt, can_be_strict, profile_for
 
-        generation = self.project.generation
-        asker = self.extra.get(QUESTION_ASKER) is not None
-        key = (id(self.agent), tuple(self.rules), self.model, self.profile, asker)
-        offers = _OFFERS.setdefault(generation, {})
-        if tools is None and (known := offers.get(key)) is not None and known[0] is self.agent:
-            self._offered = {tool.name: tool for tool in known[1]}  # made before in this generation
-            return list(known[1])
         model = self.model
-        switches = dict(tools or {})
-        if self.extra.get(QUESTION_ASKER) is None:  # nobody can answer: off, as the last switch
-            switches.pop(QUESTION_TOOL, None)  # (the last matching switch decides, so no "*" turns it on)
-            switches[QUESTION_TOOL] = False
-        offer = self.project.offer(
-            model, self.agent, rules=self.rules, switches=switches or None, schemas=True
-        )
         profile = self.profile or (profile_for(model.provider, model.id) if model else "default")
         strict = {"openai": False, "openai-strict": True}.get(profile)
         wire = []
@@ -662,12 +698,16 @@ class Session:
             flag = False if strict and not can_be_strict(schema) else strict  # see schema.can_be_strict
             wire.append(WireTool(definition.id, definition.description, adapt(schema, profile), flag, schema))
         wire.sort(key=lambda tool: sort_key(tool.name))
-        self._offered = {tool.name: tool for tool in wire}
+        made = (self.agent, tuple(wire))
         if tools is None:
-            if len(offers) >= MAX_OFFERS:
-                offers.clear()
-            offers[key] = (self.agent, tuple(wire))
-        return wire
+            generation.offers.put(key, made)
+        return made
+
+    def _hand_out(self, wire: tuple[WireTool, ...]) -> list[WireTool]:
+        """The session's own copy of the wire tools (a host may change what it receives)."""
+        mine = [tool.copy() for tool in wire]
+        self._offered = {tool.name: tool for tool in mine}
+        return mine
 
     # -- what happens to a call ----------------------------------------------------------------------
 
@@ -750,8 +790,11 @@ class Session:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
         for the call's own failures (they become an ``error`` part with the model-facing text)."""
         call_id = call.id or ascending_id("call")
-        if self.project.generation.mcp_servers:
+        generation = await self.project.ready()
+        if generation.mcp_servers:
             await self.project.mcp.ensure(call.name)  # its server connects (again) before the repair
+        if self._offered is None:
+            await self.aresolve()
         name, args, rerouted, unavailable = self._repair(call)
         if unavailable is not None:
             return self._unavailable(call, call_id, unavailable)

@@ -53,6 +53,10 @@ class Source:
         problems are reported to ``warn`` (one line each) and recorded on the contribution's record."""
         raise NotImplementedError
 
+    async def abuild(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """:meth:`build` from async code (a plugin's ``async def register_tools`` is awaited here)."""
+        return self.build(previous, warn)
+
     def report_change(self) -> None:
         """Say that this source's tools changed: the project rebuilds it (and only it) into a generation."""
         if self.on_change is not None:
@@ -86,6 +90,21 @@ class PluginSource(Source):
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
         """Call the plugin's ``register_tools`` (a failure is recorded on the plugin; tools so far stay)."""
+        contribution, register = self._start()
+        self.plugins.call_each(
+            "register_tools", only=self.record.name, register=register, flags=self.flags, project=self.project
+        )
+        return self._finish(contribution, warn)
+
+    async def abuild(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        """:meth:`build` on the caller's loop: an ``async def register_tools`` is awaited there."""
+        contribution, register = self._start()
+        await self.plugins.acall_each(
+            "register_tools", only=self.record.name, register=register, flags=self.flags, project=self.project
+        )
+        return self._finish(contribution, warn)
+
+    def _start(self) -> tuple[Contribution, Callable[..., None]]:
         contribution = Contribution(self, record=self.record)
         self.record.tools = []
 
@@ -94,9 +113,9 @@ class PluginSource(Source):
                 contribution.tools.append((each.copy(source=self.stamp), gate))
                 self.record.tools.append(each.id)
 
-        self.plugins.call_for(
-            self.record.name, "register_tools", register=register, flags=self.flags, project=self.project
-        )
+        return contribution, register
+
+    def _finish(self, contribution: Contribution, warn: Callable[[str], None]) -> Contribution:
         if self.kind == "plugin":
             self.record.warnings = _lint(contribution, warn)
         self.plugins.remember_tools(self.record.name, self.record.tools)

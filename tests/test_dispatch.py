@@ -892,7 +892,10 @@ def test_the_offer_is_made_again_when_what_it_depends_on_changes(make_project, p
     first = names(session)
     assert names(session) == first and "edit" in first  # the same generation, agent and rules
     other = project.session(model=CLAUDE)  # a new session like it (a served request) reuses the offer
-    assert other.resolve()[0] is session.resolve()[0]
+    mine, theirs = session.resolve(), other.resolve()
+    assert mine == theirs and mine[0] is not theirs[0]  # made once, and each host gets its own copy
+    mine[0].parameters["properties"].clear()  # what one host changes, the next one never sees
+    assert other.resolve()[0].parameters["properties"]
 
     session.rules.append(Rule("edit", "*", "deny"))
     assert "edit" not in names(session)

@@ -69,6 +69,7 @@ class OpencodeToolset(AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         """The session's wire tools, as the model should see them."""
+        offered = await self.session.aresolve()
         return {
             tool.name: ToolsetTool(
                 toolset=self,
@@ -81,7 +82,7 @@ class OpencodeToolset(AbstractToolset[Any]):
                 max_retries=self.max_retries,
                 args_validator=TOOL_SCHEMA_VALIDATOR,  # any object: our dispatch validates
             )
-            for tool in self.session.resolve()
+            for tool in offered
         }
 
     async def call_tool(

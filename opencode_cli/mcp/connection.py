@@ -94,6 +94,21 @@ class McpConnection(Service):
         return f"{self.transport}{pid}, {plural(len(self.tools), 'tool')}"
 
     @property
+    def ended(self) -> bool:
+        """Whether the connection is over: lost, its task done, or its server's process gone (the loss
+        may not be marked yet: it is, once :meth:`settle` returns)."""
+        if self.lost is not None or (self._task is not None and self._task.done()):
+            return True
+        process = self.process
+        return process is not None and self._ready and (process.closed.is_set() or process.dead())
+
+    async def settle(self) -> None:
+        """Once :attr:`ended`: wait (bounded) for the connection's task to finish, so that why it ended
+        (an exit code, stderr) is known."""
+        if self.ended and self.lost is None:
+            await self._settle()
+
+    @property
     def has_resources(self) -> bool:
         """Whether the server advertises the ``resources`` capability."""
         return self.session is not None and getattr(self.capabilities, "resources", None) is not None

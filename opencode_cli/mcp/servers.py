@@ -66,6 +66,8 @@ class McpServers:
         self._resources: Source | None = None
         self._resource_counts: dict[str, int] = {}
         self._opened = False
+        self._resourceful: dict[str, ServerConfig] = {}
+        """The servers that declared the ``resources`` capability when they last connected."""
         self._prefixes: tuple[dict[str, ServerConfig], dict[str, Prefix]] | None = None
 
     @property
@@ -82,6 +84,7 @@ class McpServers:
         if self._resources is None:
             self._resources = ResourceSource(self)
             self._resources.on_change = self.project.source_changed
+        self._resources.configured = configured  # type: ignore[attr-defined] # the generation being built
         found: list[Source] = [self._resources]
         for name, server in configured.items():
             if not server.enabled:
@@ -130,7 +133,7 @@ class McpServers:
         """The live connection to ``name``, if there is one."""
         services = self.project.started_services
         connection = services.peek(f"mcp:{name}") if services is not None else None
-        return connection if connection is not None and not connection.lost else None  # type: ignore[return-value]
+        return connection if connection is not None and not connection.ended else None  # type: ignore[return-value]
 
     async def connection(self, name: str) -> McpConnection:
         """The connection to ``name``, started (or, when it was lost, started again) now."""
@@ -143,7 +146,8 @@ class McpServers:
             raise ToolError(f'MCP server "{name}" is not configured')
         services = self.project.services
         current = services.peek(server.key)
-        if current is not None and (current.lost or current.server != server):  # type: ignore[attr-defined]
+        if current is not None and (current.ended or current.server != server):  # type: ignore[attr-defined]
+            await current.settle()  # type: ignore[attr-defined] # its reason is known (an exit code)
             await services.stop(server.key)
         directory = str(self.project.directory)
         env = dict(self.project.env)
@@ -232,6 +236,7 @@ class McpServers:
         except Exception:
             return  # the service is marked failed, with the reason
         if connection.has_resources:
+            self._resourceful[server.name] = server
             try:
                 self._resource_counts[server.name] = len(await connection.list_resources())
             except Exception:
@@ -241,6 +246,25 @@ class McpServers:
         """Connected servers with the resources capability, sorted."""
         names = [name for name in self.configured if (c := self.peek(name)) is not None and c.has_resources]
         return sorted(names)
+
+    def offers_resources(self, configured: dict[str, ServerConfig] | None = None) -> bool:
+        """Whether the resource tools are offered: a server of ``configured`` (default: the current
+        config) declared the ``resources`` capability when it connected (it may be restarting now)."""
+        configured = self.configured if configured is None else configured
+        return any(configured.get(name) == server for name, server in self._resourceful.items())
+
+    def missing(self, tool_id: str) -> str | None:
+        """Why ``tool_id`` is not a tool when it would come from an MCP server that is not connected: the
+        server's status and error (its exit code and stderr line), or ``None``."""
+        for name in self.servers_for(tool_id):
+            if self.peek(name) is not None:
+                continue
+            error = self.error(name)
+            if error is None:
+                return f"MCP server \"{name}\" is not connected, so tool '{tool_id}' is not known yet."
+            said = error if is_needs_authentication(error) else f"failed: {error}"
+            return f"MCP server \"{name}\" {said}. Tool '{tool_id}' would come from it."
+        return None
 
     def connected(self, server: str) -> bool:
         """Whether ``server`` is connected."""

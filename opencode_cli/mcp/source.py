@@ -127,7 +127,11 @@ def _task_progress(ctx: ToolContext) -> Callable[[str, str | None], None]:
 
 
 class McpSource(Source):
-    """The tools of one MCP server, as its connection last listed them (none while not connected)."""
+    """The tools of one MCP server, as it last listed them.
+
+    A server that connected once keeps its tools offered while it is not connected (it exited, was
+    killed, is restarting): a call of one of them starts it again (and fails saying why when it cannot
+    start). A server that never connected is offered nothing; its record says why."""
 
     kind = "mcp"
 
@@ -135,6 +139,7 @@ class McpSource(Source):
         self.server = server
         self.key = server.key
         self._servers = servers
+        self._listed: list[Any] | None = None
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
         """One :class:`McpTool` per listed tool; the record says whether the server is connected."""
@@ -143,17 +148,22 @@ class McpSource(Source):
         record = PluginRecord(name=self.server.name, kind="mcp", location=self.server.describe())
         contribution = Contribution(self, record=record)
         connection = self._servers.peek(self.server.name)
-        if connection is None:
+        if connection is not None:
+            self._listed = list(connection.tools)
+        else:
             error = self._servers.error(self.server.name)
-            if error is not None:
+            if self._listed is not None:  # it connected before: its tools stay, the next call starts it
+                record.warnings = [f"not connected ({error or 'stopped'}); the next call starts it again"]
+            elif error is not None:
                 record.fail(error)
+                return contribution
             else:
                 record.status, record.error = "blocked", "not connected"
-            return contribution
+                return contribution
         prefix = self._servers.prefix(self.server.name)
         if prefix.note is not None:
             warn(prefix.note)
-        for definition in connection.tools:
+        for definition in self._listed or []:
             made, why = renamed(prefix, definition.name)
             full = f"{prefix.prefix}_{sanitize(definition.name)}"
             if made != full:
@@ -166,21 +176,24 @@ class McpSource(Source):
 
 
 class ResourceSource(Source):
-    """``list_mcp_resources``, ``list_mcp_resource_templates`` and ``read_mcp_resource``, while a connected
-    server declares the ``resources`` capability (whether or not it lists any)."""
+    """``list_mcp_resources``, ``list_mcp_resource_templates`` and ``read_mcp_resource``, while a server
+    that declared the ``resources`` capability when it connected is configured (whether or not it lists
+    any, and while it restarts)."""
 
     kind = "mcp"
     key = "mcp:resources"
 
     def __init__(self, servers: McpServers) -> None:
         self._servers = servers
+        self.configured: dict[str, ServerConfig] | None = None
+        """The servers of the generation being built (set when the sources are listed for it)."""
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
         """The three tools, or none."""
         from .resources import resource_tools
 
         contribution = Contribution(self)
-        if self._servers.resource_servers():
+        if self._servers.offers_resources(self.configured):
             stamp = ToolSource("mcp", name="resources")
             contribution.tools = [(tool.copy(source=stamp), None) for tool in resource_tools(self._servers)]
         return contribution

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import os
+import select
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -63,6 +65,27 @@ class ServerProcess:
     """Whether a JSON-RPC message came from the server."""
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the transport ends: the process exited, or it only printed garbage."""
+    pidfd: int | None = None
+    """A descriptor of the process (Linux): readable once it has exited, before anything reaped it."""
+
+    def dead(self) -> bool:
+        """Whether the process has exited, asked of the system now (the transport may not have seen its
+        end yet): a call made just after a server died starts it again instead of failing."""
+        if self.returncode is not None:
+            return True
+        if self.pidfd is None:
+            return False
+        try:
+            return bool(select.select([self.pidfd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
+
+    def forget_pidfd(self) -> None:
+        """Close the process descriptor (the transport ended)."""
+        pidfd, self.pidfd = self.pidfd, None
+        if pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(pidfd)
 
     def exited(self) -> str:
         """``exited with code N``, with the last lines of stderr when there are some."""
@@ -123,10 +146,13 @@ async def stdio_transport(
         cwd=cwd,
     )
     process.pid = child.pid
+    with contextlib.suppress(AttributeError, OSError):  # Linux 5.3 and later
+        process.pidfd = os.pidfd_open(child.pid)
     try:
         await import_sdk()
     except BaseException:
         await asyncio.shield(terminate(child, KILL_GRACE))
+        process.forget_pidfd()
         raise
     import anyio
     from mcp.shared.message import SessionMessage
@@ -215,6 +241,7 @@ async def stdio_transport(
             process.exit_seen = True  # it ended by itself (at most, its stdin was closed)
         await asyncio.shield(terminate(child, KILL_GRACE))
         process.returncode = child.returncode
+        process.forget_pidfd()
         for task in tasks:
             task.cancel()
         await asyncio.shield(asyncio.gather(*tasks, return_exceptions=True))

@@ -229,7 +229,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         steps += 1
         last = bool(limit) and steps > limit
         emit("step", {"step": steps})
-        tools = [] if last else render(session.resolve(), model.provider.wire_format)
+        tools = [] if last else render(await session.aresolve(), model.provider.wire_format)
         messages, params, headers = await _request(session, model, last)
         assistant = session.new_assistant()
         reply = _Reply(session, assistant, emit)

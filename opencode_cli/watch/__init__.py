@@ -12,12 +12,13 @@ Generations
 A :class:`~opencode_cli.project.Project` stays the host's one handle: its plugins, services, sessions,
 permission service and store live on across reloads. What a reload replaces is a **generation**
 (:mod:`opencode_cli.generation`): the parts built from files — ``config``, ``config_dirs``, ``truncator``,
-``skills``, ``agents`` and the ``registry``. The watcher asks the project to prepare the next generation
-beside the current one (:meth:`Project.prepare <opencode_cli.project.Project.prepare>`), rebuilding only
-the sources that changed — the saved tool files, or a source that reported a change — while every other
-source keeps its tools, and then to install it (:meth:`Project.install
-<opencode_cli.project.Project.install>`): one swap, so a reader sees the old generation or the new, never
-a mix. No service is restarted by a reload.
+``skills``, ``agents`` and the ``registry``. The watcher does not build generations: it asks the
+project's one builder (:mod:`opencode_cli.builder`) for a new one with the changed files, as every other
+source of change does (an MCP server that connects or lists new tools, a plugin's source), and it
+observes the builder's stream: each generation installed becomes a :class:`ChangeReport`. The builder
+rebuilds only the sources that changed, coalesces what arrives while it works, and installs each
+generation in one swap, so a reader sees the old generation or the new, never a mix, and no change is
+lost. No service is restarted by a reload.
 
 **Between calls, never during one.** A host marks each call, or each turn (``session.resolve()`` then
 ``session.dispatch(call)``), with ``with watcher.hold():`` (the project's

@@ -4,25 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
 from ..loops import running_loop
 from .plan import WatchPlan, watch_plan
 from .reports import ChangeReport, ToolChange, ToolInfo
 
 if TYPE_CHECKING:
+    from ..builder import Built
     from ..generation import Generation as ProjectGeneration
     from ..modelref import ModelRef
     from ..project import Project
     from ..registry import Registry
-    from ..sources import Source
 
 #: Reports kept for the async iterator when nobody reads them.
 _KEEP_REPORTS = 256
@@ -62,18 +59,6 @@ class GenerationView:
 Generation = GenerationView
 
 
-@dataclass
-class _Candidate:
-    """A generation prepared but not installed yet (or the error that stopped it)."""
-
-    files: set[str]
-    view: GenerationView | None = None
-    kept: dict[str, list[str]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    error: str | None = None
-    report: ChangeReport | None = None
-
-
 class Watcher:
     """Hot reload for one project (see the module docstring); made by :meth:`Project.watch`.
 
@@ -104,11 +89,10 @@ class Watcher:
         self.polling = bool(force_polling)
         self._force_polling = force_polling
         self._lock = threading.RLock()
-        self._build_lock = threading.Lock()
         self._views: dict[int, GenerationView] = {}
         self._unsubscribe: Callable[[], None] | None = None
-        self._rebuilds: set[asyncio.Task[None]] = set()
-        self._waiting: _Candidate | None = None
+        self._follows: set[asyncio.Task[Any]] = set()
+        self._reported: tuple[int, ChangeReport] | None = None
         self._seen_warnings: set[str] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[ChangeReport] | None = None
@@ -157,13 +141,19 @@ class Watcher:
             yield self._view(generation)
 
     def reload(self, paths: Iterable[str | Path] = ()) -> ChangeReport | None:
-        """Build a new generation now (``paths``: what changed, if known) and install it.
+        """Ask the project's builder for a new generation now (``paths``: what changed, if known).
 
         Returns the report, or ``None`` when calls are in flight: the generation is then installed when
         the last hold closes (and reported to ``on_change`` and the async iterator).
         """
-        names = {str(p) for p in paths}
-        return self._offer(self._build(names, self.project.source_keys(names)))
+        self._observe()
+        ticket = self.project.builder.request((), {str(p) for p in paths})
+        reported = self._reported
+        return reported[1] if reported is not None and reported[0] >= ticket else None
+
+    def _observe(self) -> None:
+        if self._unsubscribe is None:
+            self._unsubscribe = self.project.builder.observe(self._observed)
 
     def _view(self, generation: ProjectGeneration) -> GenerationView:
         with self._lock:
@@ -208,66 +198,49 @@ class Watcher:
             tools[definition.id] = ToolInfo(definition.id, definition.entry.source, description, parameters)
         return tools, failures
 
-    def _build(self, files: set[str], keys: set[str]) -> _Candidate:
-        """A new generation from the files as they are now (run off the event loop)."""
-        from ..plugins import describe_exception
-
-        with self._build_lock:
-            for name in files:
-                _drop_bytecode(name)
-            collected: list[str] = []
-            candidate = _Candidate(files)
-            try:
-                generation = self.project.prepare(keys, warn=collected.append)
-                tools, failures = self._snapshot(generation)
-            except Exception as error:
-                candidate.error = str(error) if isinstance(error, ConfigError) else describe_exception(error)
-                return candidate
-            candidate.view = GenerationView(generation, tools, {**_failures(generation), **failures})
-            candidate.kept = {
-                str(c.source.path): c.kept  # type: ignore[attr-defined]
-                for c in generation.registry.contributions.values()
-                if c.kept and c.source.kind == "file"
-            }
-            texts = list(candidate.view.failures.values())
-            candidate.warnings = [w for w in collected if not any(text in w for text in texts)]
-            return candidate
-
-    def _offer(self, candidate: _Candidate) -> ChangeReport | None:
-        if candidate.error is not None or candidate.view is None:
+    def _observed(self, built: Built) -> None:
+        """The builder installed a generation (or a build failed): report it (in the installing thread)."""
+        if built.generation is None or built.before is None:
             current = self.current
-            report = ChangeReport(
-                current.number, sorted(candidate.files), errors=[candidate.error or ""], ok=False
-            )
-            self._deliver(report)
-            return report
+            report = ChangeReport(current.number, sorted(built.files), errors=[built.error or ""], ok=False)
+        else:
+            report = self._report(built, self._view(built.before))
+            before, after = built.before.mcp_servers, built.generation.mcp_servers
+            if before != after:
+                self._follow(before, after)
+        self._reported = (built.ticket, report)
+        self._deliver(report)
 
-        def installed(before: ProjectGeneration, after: ProjectGeneration) -> None:
-            with self._lock:
-                if self._waiting is candidate:
-                    self._waiting = None
-            candidate.report = self._report(candidate, self._view(before))
-            self._deliver(candidate.report)
+    def _follow(self, before: dict[str, Any], after: dict[str, Any]) -> None:
+        """Servers are services: a changed ``[mcp.NAME]`` reconnects that server (on the watcher's loop;
+        its tools follow through the builder)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
 
-        with self._lock:
-            waiting, self._waiting = self._waiting, candidate
-        if waiting is not None and waiting.report is None:  # it is replaced before it was installed
-            candidate.files |= waiting.files
-            candidate.kept = {**waiting.kept, **candidate.kept}
-            candidate.warnings = [*waiting.warnings, *candidate.warnings]
-        self.project.install(candidate.view.generation, on_installed=installed)
-        return candidate.report
+        def start() -> None:
+            task = asyncio.ensure_future(self.project.mcp.follow(before, after))
+            self._follows.add(task)
+            task.add_done_callback(self._follows.discard)
 
-    def _report(self, candidate: _Candidate, current: GenerationView) -> ChangeReport:
-        """What installing ``candidate`` over ``current`` changed."""
-        assert candidate.view is not None
-        new = candidate.view
-        with self._lock:
-            self._remember(new)
+        with contextlib.suppress(RuntimeError):  # the loop is closing
+            loop.call_soon_threadsafe(start)
+
+    def _report(self, built: Built, current: GenerationView) -> ChangeReport:
+        """What installing ``built`` over ``current`` changed."""
+        assert built.generation is not None
+        new = self._view(built.generation)
         before, after = current.tools, new.tools
+        kept = {
+            str(c.source.path): c.kept  # type: ignore[attr-defined]
+            for c in built.generation.registry.contributions.values()
+            if c.kept and c.source.kind == "file"
+        }
+        texts = list(new.failures.values())
+        warnings = [w for w in built.warnings if not any(text in w for text in texts)]
         report = ChangeReport(
             new.number,
-            sorted(candidate.files),
+            sorted(built.files),
             added=[tool for key, tool in after.items() if key not in before],
             removed=[tool for key, tool in before.items() if key not in after],
             changed=[
@@ -278,15 +251,15 @@ class Watcher:
             errors=[
                 text
                 for key, text in new.failures.items()
-                if current.failures.get(key) != text or key in candidate.files
+                if current.failures.get(key) != text or key in built.files
             ],
-            kept=candidate.kept,
+            kept=kept,
             resolved=[key for key in current.failures if key not in new.failures and not _deleted(key)],
             gone=[key for key in current.failures if key not in new.failures and _deleted(key)],
             config=_config_changes(current, new),
-            warnings=[w for w in candidate.warnings if w not in self._seen_warnings],
+            warnings=[w for w in warnings if w not in self._seen_warnings],
         )
-        self._seen_warnings.update(candidate.warnings)
+        self._seen_warnings.update(warnings)
         return report
 
     def _deliver(self, report: ChangeReport) -> None:
@@ -320,7 +293,7 @@ class Watcher:
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
         self._stop = asyncio.Event()
-        self._unsubscribe = self.project.on_source_change(self._source_reported)
+        self._observe()
         armed = asyncio.Event()
         self._task = asyncio.create_task(self._run(armed))
         waiter = asyncio.ensure_future(armed.wait())
@@ -349,8 +322,8 @@ class Watcher:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for rebuild in list(self._rebuilds):
-            rebuild.cancel()
+        for follow in list(self._follows):
+            follow.cancel()
         self.close()
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout=5)
@@ -450,29 +423,9 @@ class Watcher:
             ignore_permission_denied=True,
         )
 
-    async def _rebuild(self, paths: set[str], keys: set[str] | None = None) -> None:
-        if keys is None:
-            keys = self.project.source_keys(paths)
-        before = self.project.generation
-        candidate = await asyncio.to_thread(self._build, paths, keys)
-        self._offer(candidate)
-        after = self.project.generation
-        if after is not before and (before.mcp_servers or after.mcp_servers):
-            # servers are services: a changed [mcp.NAME] reconnects that server (its tools follow in a report)
-            await self.project.mcp.follow(before.mcp_servers, after.mcp_servers)
-
-    def _source_reported(self, source: Source) -> None:
-        """A source said its tools changed (from any thread): rebuild it into a new generation."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        with contextlib.suppress(RuntimeError):  # the loop is closing
-            loop.call_soon_threadsafe(self._start_rebuild, source.key)
-
-    def _start_rebuild(self, key: str) -> None:
-        task = asyncio.ensure_future(self._rebuild(set(), {key}))
-        self._rebuilds.add(task)
-        task.add_done_callback(self._rebuilds.discard)
+    async def _rebuild(self, paths: set[str]) -> None:
+        """Files changed: a request to the project's builder (which runs off the loop, here)."""
+        await asyncio.to_thread(self.project.builder.request, (), paths)
 
 
 def _config_changes(before: GenerationView, after: GenerationView) -> list[str]:
@@ -492,19 +445,6 @@ def _failures(generation: ProjectGeneration) -> dict[str, str]:
         else:
             found[record.name] = f"plugin {record.name}: {record.error}"
     return found
-
-
-def _drop_bytecode(path: str) -> None:
-    """Forget a changed file's cached bytecode (an edit within the same second, at the same size, would
-    otherwise be taken for the cached version)."""
-    if not path.endswith(".py"):
-        return
-    from ..nofollow import unlink
-
-    with contextlib.suppress(OSError, ValueError, NotImplementedError):
-        cached = importlib.util.cache_from_source(path)
-        folder, name = os.path.split(cached)  # <dir>/__pycache__/<name>: never through a planted link
-        unlink(os.path.dirname(folder), [os.path.basename(folder)], name)
 
 
 def _deleted(key: str) -> bool:

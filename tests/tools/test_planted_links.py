@@ -22,7 +22,7 @@ from _harness import Harness
 
 from opencode_cli import files, nofollow, paths, truncate
 from opencode_cli.sandbox import landlock
-from opencode_cli.watch import watcher
+from opencode_cli import builder
 
 needs_landlock = pytest.mark.skipif(landlock.kernel_abi()[0] < 1, reason="needs Landlock")
 
@@ -214,7 +214,7 @@ def test_nothing_is_removed_through_a_linked_directory(tmp_path: Path, outside: 
 
 
 def test_dropped_bytecode_is_never_removed_through_a_linked_pycache(tmp_path: Path, outside: Path) -> None:
-    """The watcher drops a changed tool file's bytecode; a ``__pycache__`` that is a link to elsewhere
+    """The builder drops a changed tool file's bytecode; a ``__pycache__`` that is a link to elsewhere
     is left alone (what it leads to is not removed)."""
     tools = tmp_path / ".opencode" / "tools"
     tools.mkdir(parents=True)
@@ -223,7 +223,7 @@ def test_dropped_bytecode_is_never_removed_through_a_linked_pycache(tmp_path: Pa
     cached = Path(__import__("importlib.util").util.cache_from_source(str(source)))
     (outside / cached.name).write_text("outside bytecode")
     (tools / "__pycache__").symlink_to(outside)
-    watcher._drop_bytecode(str(source))
+    builder._drop_bytecode(str(source))
     assert (outside / cached.name).read_text() == "outside bytecode"
 
 

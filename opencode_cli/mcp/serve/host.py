@@ -5,9 +5,10 @@ over HTTP each MCP session id is one, and a request without one, from a client o
 revision, is a client of its own whose session ends with the request). ``tools/list`` is that session's
 ``resolve()`` (the per-model filter, tools denied wholly left out, ``invalid`` never listed),
 ``tools/call`` its ``dispatch()`` as a model step of its own, inside a hold of the project's
-generation, so a reload waits for the calls in flight. An "always" answer allows what it covers in that
-client's session only. After each reload that changes anything, every client is sent
-``notifications/tools/list_changed``.
+generation, so a reload waits for the calls in flight. Both wait first for the configured MCP servers
+still connecting (each within its start timeout), so that the first list is whole. An "always" answer
+allows what it covers in that client's session only. After each reload that changes anything, every
+client is sent ``notifications/tools/list_changed``.
 
 Without ``--directory`` a client that has MCP roots is served its first ``file://`` root (asked for at
 its first request, again after ``notifications/roots/list_changed``; :mod:`.roots` owns those projects).
@@ -144,6 +145,8 @@ class ServeHost:
         """Calls waiting for a client of the newest revision to answer their ask, by request state."""
         self.stopped: str | None = None
         """Why the server stopped, if a signal stopped it (``interrupted`` or ``terminated``)."""
+        self.opening: asyncio.Future[Any] | None = None
+        """The server's own project's MCP servers connecting (set by the transport): a list waits for them."""
         self.server = _Server(
             "opencode",
             version=__version__,
@@ -345,11 +348,11 @@ class ServeHost:
                 known = self._schemas = (generation, schemas)
         return known[1].get(name)
 
-    def tools(self, session: Session) -> list[types.Tool]:
+    async def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
         with session.project.hold() as generation:
             self._follow_agent(session)
-            return [tool_for(wire, _upstream(generation, wire.name)) for wire in session.resolve()]
+            return [tool_for(wire, _upstream(generation, wire.name)) for wire in await session.aresolve()]
 
     def _follow_agent(self, session: Session) -> None:
         """After a reload, the session's agent is the new generation's (its permissions come from the
@@ -359,10 +362,22 @@ class ServeHost:
         with contextlib.suppress(ConfigError):
             session.use_agent(session.agent.name)
 
+    async def whole(self, project: Project) -> None:
+        """Wait until what ``project`` offers is whole: the servers still connecting have connected or
+        failed (each within its start timeout), and the project's builder installed what they brought."""
+        opening = self.opening if project is self.project else self.roots.opening(project)
+        if opening is not None and not opening.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(opening)
+        builder = project.builder
+        if not builder.idle:
+            await asyncio.to_thread(builder.wait)
+
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         client = await self._served(ctx)
+        await self.whole(client.project)
         try:
-            return types.ListToolsResult(tools=self.tools(client.session))
+            return types.ListToolsResult(tools=await self.tools(client.session))
         finally:
             if client.once:
                 client.session.close()
@@ -473,9 +488,10 @@ class ServeHost:
     async def _dispatch(
         self, client: Client, params: types.CallToolRequestParams, abort: AbortSignal
     ) -> ToolPart:
+        await self.whole(client.project)
         with client.project.hold():
             self._follow_agent(client.session)
-            client.session.resolve()  # the offer of the generation this call runs in
+            await client.session.aresolve()  # the offer of the generation this call runs in
             client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
             return await client.session.dispatch(
                 ToolCall(params.name, dict(params.arguments or {})), abort=abort

@@ -98,6 +98,11 @@ class RootProjects:
         opening = asyncio.ensure_future(project.open())  # its MCP servers join as each one is ready
         return _Open(project, watcher, follower, opening)
 
+    def opening(self, project: Project) -> asyncio.Future[None] | None:
+        """How the MCP servers of a root's ``project`` are connecting (``None``: not a root's project)."""
+        entry = self._open.get(project.directory)
+        return entry.opening if entry is not None and entry.project is project else None
+
     async def release(self, project: Project) -> None:
         """A client no longer serves ``project``: closed when it was the last."""
         if project is self.main:

@@ -79,9 +79,10 @@ async def run(
     watcher = project.watch(model=host.model, agent=host.agent)
     await watcher.start()
     follower = asyncio.ensure_future(host.follow(watcher))
-    # the project's own MCP servers connect meanwhile: their tools join as each one is ready, and the
-    # client is answered at once (a slow server delays nothing)
+    # the project's own MCP servers connect meanwhile: the client's first tools/list (or call) waits for
+    # them, each within its start timeout, so that what it is offered is whole
     opening = asyncio.ensure_future(project.open())
+    host.opening = opening
     try:
         if transport == "stdio":
             await _stdio(host, announce)

@@ -1,0 +1,173 @@
+"""Hooks through one door (issue 33): every hook called through pluggy on the caller's loop, ``async def``
+implementations awaited there in pluggy's order, and a raising isolated hook losing only its own plugin's
+contribution."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pluggy
+
+from opencode_cli import hookimpl, tool
+from opencode_cli.plugins import Plugins
+from opencode_cli.testing import ToolRunner
+
+
+class AsyncRegisters:
+    """A plugin whose ``register_tools`` is ``async def``; it records the thread it ran on."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    @hookimpl
+    async def register_tools(self, register: Any) -> None:
+        await asyncio.sleep(0)
+        self.threads.append(threading.get_ident())
+        register(tool(lambda: "pong", id="ping", description="Answer pong."))
+
+
+def test_an_async_register_tools_works_through_project_run_tool(make_project) -> None:
+    plugin = AsyncRegisters()
+    project = make_project(plugins=[("async-regs", plugin)])
+
+    result = project.run_tool("ping", {})
+
+    assert result.output == "pong"
+    assert project.plugins.record_for("async-regs").status == "loaded"
+
+
+def test_an_async_register_tools_runs_on_the_callers_loop_in_an_async_host(make_project) -> None:
+    plugin = AsyncRegisters()
+    project = make_project(plugins=[("async-regs", plugin)])
+
+    async def host() -> str:
+        async with project.session() as session:
+            result = await session.execute("ping", {})
+        return result.output
+
+    loop_thread: list[int] = []
+
+    async def main() -> str:
+        loop_thread.append(threading.get_ident())
+        return await host()
+
+    assert asyncio.run(main()) == "pong"
+    assert plugin.threads == loop_thread  # awaited on the host's loop, not on the project's portal
+
+
+class Describes:
+    """A plugin that changes what ``read`` is called."""
+
+    @hookimpl
+    def tool_definition(self, tool_id: str, output: Any) -> None:
+        if tool_id == "read":
+            output.description = "READ: " + output.description
+
+
+class BreaksHalfway:
+    """A plugin that changes ``read``'s description and schema, then raises."""
+
+    @hookimpl(tryfirst=True)
+    def tool_definition(self, tool_id: str, output: Any) -> None:
+        if tool_id == "read":
+            output.description = "broken"
+            output.parameters["properties"].clear()
+            raise ValueError("hook broke")
+
+
+class AsyncDescribes:
+    @hookimpl
+    async def tool_definition(self, tool_id: str, output: Any) -> None:
+        await asyncio.sleep(0)
+        if tool_id == "glob":
+            output.description = "GLOB: " + output.description
+
+
+def test_a_raising_tool_definition_loses_only_its_own_change(make_project, warnings) -> None:
+    project = make_project(plugins=[("describes", Describes()), ("breaks", BreaksHalfway())])
+
+    offered = {definition.id: definition for definition in project.tools()}
+
+    assert {"read", "glob", "bash"} <= set(offered)  # no tool is hidden
+    assert offered["read"].description.startswith("READ: ")  # the other plugin's change holds
+    assert "broken" not in offered["read"].description
+    assert "filePath" in offered["read"].parameters["properties"]  # the broken plugin's edit is undone
+    assert any("plugin breaks failed in tool_definition" in warning for warning in warnings)
+
+
+def test_an_async_tool_definition_through_the_plugin_kit_changes_its_tool_only(make_project) -> None:
+    project = make_project(plugins=[("async-describes", AsyncDescribes())])
+    runner = ToolRunner(project)
+
+    assert runner.definition("glob").description.startswith("GLOB: ")
+    assert not runner.definition("read").description.startswith("GLOB: ")
+    offered = [definition.id for definition in project.tools()]
+    assert "glob" in offered and "read" in offered  # every tool is still offered
+
+
+def test_an_async_tool_definition_is_awaited_in_a_served_offer(make_project) -> None:
+    project = make_project(plugins=[("async-describes", AsyncDescribes())])
+
+    async def main() -> dict[str, str]:
+        async with project.session() as session:
+            return {wire.name: wire.description for wire in await session.aresolve()}
+
+    described = asyncio.run(main())
+
+    assert described["glob"].startswith("GLOB: ") and "read" in described
+
+
+def _ordered_plugins(seen: list[str]) -> list[tuple[str, object]]:
+    class FirstAsync:
+        @hookimpl(tryfirst=True)
+        async def tool_execute_before(self, tool: str) -> None:
+            await asyncio.sleep(0)
+            seen.append("tryfirst async")
+
+    class PlainSync:
+        @hookimpl
+        def tool_execute_before(self, tool: str) -> None:
+            seen.append("plain sync")
+
+    class PlainAsync:
+        @hookimpl
+        async def tool_execute_before(self, tool: str) -> None:
+            await asyncio.sleep(0)
+            seen.append("plain async")
+
+    class LastSync:
+        @hookimpl(trylast=True)
+        def tool_execute_before(self, tool: str) -> None:
+            seen.append("trylast sync")
+
+    # registered in an order unlike the call order: pluggy calls the last registered first
+    return [
+        ("last", LastSync()),
+        ("plain-sync", PlainSync()),
+        ("plain-async", PlainAsync()),
+        ("first", FirstAsync()),
+    ]
+
+
+def test_four_mixed_implementations_run_in_pluggys_order(make_project, project_dir) -> None:
+    (project_dir / "a.txt").write_text("a\n")
+    seen: list[str] = []
+    project = make_project(plugins=_ordered_plugins(seen))
+
+    project.run_tool("read", {"filePath": "a.txt"})
+
+    assert seen == ["tryfirst async", "plain async", "plain sync", "trylast sync"]
+
+
+def test_the_order_is_pluggys_own(make_project) -> None:
+    # the same implementations in a bare pluggy manager, all made sync: pluggy's call order is the one kept
+    seen: list[str] = []
+    plugins = Plugins(builtin=(), extra=_ordered_plugins(seen), autoload=False)
+
+    assert plugins.order("tool_execute_before") == ["first", "plain-async", "plain-sync", "last"]
+    assert plugins.is_async("tool_execute_before")
+    for impl in plugins.manager.hook.tool_execute_before.get_hookimpls():
+        assert isinstance(impl, pluggy.HookImpl)
+        assert impl.function.__qualname__.endswith("tool_execute_before")  # pluggy's objects untouched
