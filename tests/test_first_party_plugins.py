@@ -78,8 +78,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     installed = sorted(p.name for p in Path(own).glob("*.dist-info"))
     assert installed == [
         "opencode_audit-0.1.0.dist-info",
-        "opencode_cli-0.1.0.dist-info",
         "opencode_demo_tools-0.1.0.dist-info",
+        "opencode_tools-0.1.0.dist-info",
     ]
     return env
 
