@@ -27,6 +27,8 @@ limit shown; a session without a model, or a refusal, answers the server with an
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -259,6 +261,9 @@ class CallAsks:
         # elicitor is bound here, in the call's context, and awaited from the connection's task
         elicitor = ctx.extra.get(ELICITOR)
         self._forward = elicitor() if elicitor is not None else None
+        # the server's requests are answered in the connection's task: the permission ask is made in
+        # the call's context, so a host's prompt finds the call it belongs to (mcp serve's client)
+        self._context = contextvars.copy_context()
 
     async def elicit(self, params: Any) -> Any:
         """Answer an ``elicitation/create`` (the SDK's params): an ``ElicitResult``."""
@@ -316,21 +321,27 @@ class CallAsks:
         messages = [_text_of(message) for message in params.messages]
         summary = sampling_summary(self.server, params, messages)
         try:
-            await ctx.ask(
-                SAMPLING_PERMISSION,
-                [self.server],
-                always=[self.server],
-                metadata={
-                    "server": self.server,
-                    "messages": [{"role": role, "text": text} for role, text in messages],
-                    "systemPrompt": params.system_prompt,
-                    "maxTokens": params.max_tokens,
-                    "summary": summary,
-                },
+            await self._in_call(
+                ctx.ask(
+                    SAMPLING_PERMISSION,
+                    [self.server],
+                    always=[self.server],
+                    metadata={
+                        "server": self.server,
+                        "messages": [{"role": role, "text": text} for role, text in messages],
+                        "systemPrompt": params.system_prompt,
+                        "maxTokens": params.max_tokens,
+                        "summary": summary,
+                    },
+                )
             )
         except PermissionFailure:
             return ErrorData(code=USER_REJECTED, message="Sampling refused: the user did not allow it")
         return await self._complete(model, params, messages)
+
+    def _in_call(self, awaitable: Any) -> Any:
+        """``awaitable`` run as a task of its own in the call's context (awaited by the caller)."""
+        return asyncio.get_running_loop().create_task(awaitable, context=self._context)
 
     async def _complete(self, model_ref: Any, params: Any, messages: list[tuple[str, str]]) -> Any:
         from mcp.types import INTERNAL_ERROR, CreateMessageResult, ErrorData, TextContent
