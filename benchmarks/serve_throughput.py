@@ -154,7 +154,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--clients", type=int, nargs="+", default=[10, 50, 200])
-    parser.add_argument("--calls", type=int, default=0, help="calls per client (default: 250 a round, at least 5 each)")
+    parser.add_argument(
+        "--calls", type=int, default=0, help="calls per client (default: 250 a round, at least 5 each)"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--modes", nargs="+", choices=sorted(CLIENTS), default=["legacy", "auto"])
     options = parser.parse_args()

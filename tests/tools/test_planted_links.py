@@ -20,9 +20,8 @@ from typing import Any
 import pytest
 from _harness import Harness
 
-from opencode_cli import files, nofollow, paths, truncate
+from opencode_cli import builder, files, nofollow, paths, truncate
 from opencode_cli.sandbox import landlock
-from opencode_cli import builder
 
 needs_landlock = pytest.mark.skipif(landlock.kernel_abi()[0] < 1, reason="needs Landlock")
 
