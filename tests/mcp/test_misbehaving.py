@@ -115,14 +115,16 @@ def test_cli_commands_exit_with_a_server_that_never_answers(
 
 
 @pytest.mark.slow
-def test_mcp_serve_answers_at_once_and_serves_the_quick_servers_first(
+def test_mcp_serve_waits_out_a_hung_servers_start_timeout_then_serves_the_others_whole(
     project_dir: Path, env: dict[str, str], demo_server_command: list[str]
 ) -> None:
+    """The first ``tools/list`` waits for the servers still connecting, each within its start timeout
+    (issue 33: the first list is whole): a server that never answers costs its timeout once, and the
+    list that follows already holds the quick server's tools, with no later list needed."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    # ten minutes to start: serving that waited for it would time the test out
-    configure(project_dir, mute=local(NEVER_ANSWERS, timeout=600_000), demo=local(demo_server_command))
+    configure(project_dir, mute=local(NEVER_ANSWERS, timeout=3000), demo=local(demo_server_command))
     script = Path(sys.executable).parent / "opencode"
     params = StdioServerParameters(
         command=str(script),
@@ -135,13 +137,11 @@ def test_mcp_serve_answers_at_once_and_serves_the_quick_servers_first(
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             async with asyncio.timeout(60):
                 await session.initialize()
-                while True:
-                    names = [tool.name for tool in (await session.list_tools()).tools]
-                    if "demo_echo" in names:
-                        return names
-                    await asyncio.sleep(0.1)
+                return [tool.name for tool in (await session.list_tools()).tools]
 
-    assert "demo_echo" in run(main(), timeout=120)
+    names = run(main(), timeout=120)
+    assert "demo_echo" in names
+    assert not any(name.startswith("mute_") for name in names)
     assert wait_gone_all(processes_in(project_dir, "sleep"))
 
 

@@ -24,6 +24,7 @@ from opencode_cli.context import AbortSignal, PermissionRequest
 from opencode_cli.contract import AbortedError
 from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.flags import Flags
+from opencode_cli.paths import tmp_dir
 from opencode_cli.session import Decision
 from opencode_cli.tools import _bash_prompt, _shell_choice
 from opencode_cli.tools import bash as bash_module
@@ -609,7 +610,8 @@ def test_description_names_os_shell_directory_tmp_limits_and_timeout(bash_projec
         f"Working directory: {bash_project.directory}\n" in description
     )
     assert f"Working directory: {os.getcwd()}\n" not in description
-    assert os.path.join(tempfile.gettempdir(), "opencode") in description
+    # the scratch directory of the project's environment (Node's os.tmpdir() rules), not this process's
+    assert str(tmp_dir(bash_project.env)) in description
     assert "2000 lines or 51200 bytes" in description
     assert "commands will time out after 120000ms (2 minutes)" in description
     assert "workdir" in description and "Git" in description
