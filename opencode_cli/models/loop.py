@@ -217,7 +217,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
     """The steps of a run: a request, its tool calls, again, until the model answers."""
     from ..contract import AbortedError
     from ..loops import until_aborted
-    from ..session import ToolCall
+    from ..parts import ToolCall
     from ..wire import render
     from . import compaction
     from .base import TextDelta, ToolCalls
@@ -274,7 +274,7 @@ def rejected(part: ToolPart) -> bool:
     """Whether a call failed because its permission ask was rejected without feedback (or refused with
     nobody to ask), or the user dismissed its questions: what ends OpenCode's loop."""
     from ..errors import RejectedError
-    from ..session import DOOM_LOOP_REFUSED
+    from ..parts import DOOM_LOOP_REFUSED
     from ..tools._question import DISMISSED
 
     ending = (RejectedError.MESSAGE, DISMISSED, DOOM_LOOP_REFUSED.format(tool=part.tool))
