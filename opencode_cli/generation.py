@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import paths
 from .config import Config, config_directories
 from .config import load as load_config
+from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .agents import Agent
@@ -241,7 +242,31 @@ class Generation:
             )
         )
 
-    # -- what is offered ---------------------------------------------------------------------------------
+    # -- agents, models and what is offered --------------------------------------------------------------
+
+    def agent(self, name: str | None = None) -> Agent:
+        """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
+        import difflib
+
+        name = name or "build"
+        agents = self.agents
+        try:
+            return agents[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(agents), n=3, cutoff=0.5)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(agents)}") from None
+
+    def model(self, value: ModelRef | str | None = None) -> ModelRef | None:
+        """``value`` as a :class:`ModelRef` (``provider/model`` or a bare id), else the config's ``model``
+        key, else ``None``."""
+        from .modelref import ModelRef
+
+        chosen = ModelRef.coerce(value)
+        if chosen is not None:
+            return chosen
+        configured = self.config.get("model")
+        return ModelRef.coerce(configured) if isinstance(configured, str) else None
 
     def _situation(
         self, model: ModelRef | str | None, agent: Agent | str | None, rules: Ruleset, switches: Any
@@ -251,7 +276,7 @@ class Generation:
         from .policy import Situation, describe_task
 
         project = self.project
-        chosen = project.agent(agent, self) if agent is None or isinstance(agent, str) else agent
+        chosen = self.agent(agent) if agent is None or isinstance(agent, str) else agent
         flags = project.flags
         config_switches = self.config.get("tools")
         situation = Situation(

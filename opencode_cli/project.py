@@ -8,7 +8,6 @@ their own; there are no globals.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import sys
 import threading
@@ -23,7 +22,6 @@ from .config import Config, find_worktree
 from .errors import ConfigError
 from .generation import Generation
 from .loops import running_loop
-from .modelref import ModelRef
 
 if TYPE_CHECKING:
     from .agents import Agent
@@ -31,9 +29,9 @@ if TYPE_CHECKING:
     from .contract import ToolResult
     from .flags import Flags
     from .mcp.servers import McpServers
-    from .permission import PermissionService, Rule, Ruleset
+    from .modelref import ModelRef
+    from .permission import PermissionService
     from .plugins import PluginRecord, Plugins
-    from .policy import Offer
     from .registry import Registry, ToolDefinition
     from .services import Portal, Services
     from .services.launch import Launcher
@@ -87,7 +85,6 @@ class Project:
         self._disabled_plugins = disabled_plugins
         self._warn = warn or _stderr_warning
         self._warned: set[str] = set()
-        self._remembering: set[str] = set()
         self._generation: Generation | None = None
         self._pending: tuple[Generation, Callable[[Generation, Generation], Any] | None] | None = None
         self._holds = 0
@@ -169,7 +166,7 @@ class Project:
 
             with self._swap_lock:
                 if self._permissions is None:
-                    self._permissions = PermissionService(on_always=self._keep_approvals)
+                    self._permissions = PermissionService(store=lambda: self.store)
         return self._permissions
 
     @property
@@ -243,14 +240,6 @@ class Project:
                     weakref.finalize(self, workers.close)
                     self._workers = workers
         return self._workers
-
-    def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
-        if session_id in self._remembering:
-            self.store.add_approvals(session_id, [(rule.permission, rule.pattern) for rule in rules])
-
-    def remember_session(self, session_id: str) -> None:
-        """Keep "always" approvals given in ``session_id`` in the store (see :class:`Session`)."""
-        self._remembering.add(session_id)
 
     # -- the current generation (config, agents, tools) ------------------------------------------------
 
@@ -417,42 +406,7 @@ class Project:
         """How many holds are open."""
         return self._holds
 
-    # -- agents, models and what is offered ----------------------------------------------------------
-
-    def agent(self, name: str | None = None, generation: Generation | None = None) -> Agent:
-        """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
-        name = name or "build"
-        agents = (generation or self.generation).agents
-        try:
-            return agents[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, list(agents), n=3, cutoff=0.5)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(agents)}") from None
-
-    def default_model(self) -> ModelRef | None:
-        """The ``model`` config key as a :class:`ModelRef`, if set."""
-        value = self.config.get("model")
-        return ModelRef.coerce(value) if isinstance(value, str) else None
-
-    def model(self, value: ModelRef | str | None = None) -> ModelRef | None:
-        """``value`` as a :class:`ModelRef` (``provider/model`` or a bare id), else the config's ``model``."""
-        return ModelRef.coerce(value) or self.default_model()
-
-    def offer(
-        self,
-        model: ModelRef | str | None = None,
-        agent: Agent | str | None = None,
-        *,
-        rules: Ruleset = (),  # type: ignore[assignment]
-        switches: Mapping[str, bool] | None = None,
-        generation: Generation | None = None,
-        schemas: bool = False,
-    ) -> Offer:
-        """What ``model`` is offered when talking to ``agent``: :meth:`Generation.offer
-        <opencode_cli.generation.Generation.offer>` of ``generation`` (default: the current one)."""
-        chosen = generation or self.generation
-        return chosen.offer(model, agent, rules=rules, switches=switches, schemas=schemas)
+    # -- what is offered -------------------------------------------------------------------------------
 
     async def ready(self) -> Generation:
         """The current generation, its registry built on the caller's loop (a plugin's ``async def
@@ -463,7 +417,7 @@ class Project:
 
     def tools(self, model: ModelRef | str | None = None, agent: str | None = None) -> list[ToolDefinition]:
         """What ``model`` is offered when talking to ``agent`` (minus tools the agent denies wholly)."""
-        return self.offer(model, agent).tools
+        return self.generation.offer(model, agent).tools
 
     def plugin_records(self) -> list[PluginRecord]:
         """Every plugin and tool file with its status (what ``opencode plugins list`` shows)."""
@@ -476,7 +430,9 @@ class Project:
         """A new :class:`Session` for ``agent`` (use it as a context manager)."""
         from .session import Session, refuse_without_terminal
 
-        return Session(self, self.agent(agent), prompt=prompt or refuse_without_terminal, **options)
+        return Session(
+            self, self.generation.agent(agent), prompt=prompt or refuse_without_terminal, **options
+        )
 
     def resume(self, session_id: str, *, prompt: Prompt | None = None, **options: Any) -> Session:
         """Open a session kept in the store again, with its agent, rules, parent and transcript."""

@@ -136,7 +136,7 @@ class Session:
         self.transcript: Transcript = transcript
         """The conversation so far (OpenCode's messages and parts); kept in the store when remembered."""
         if self.remember:
-            self.project.remember_session(self.id)
+            self.project.permissions.remember(self.id)
             stored = self.project.store.approvals(self.id)
             self.rules = [
                 *self.rules,
@@ -161,7 +161,11 @@ class Session:
         if options.get("prompt") is None:
             options.pop("prompt", None)
         return cls(
-            project, project.agent(stored.get("agent") or None), id=session_id, remember=True, **options
+            project,
+            project.generation.agent(stored.get("agent") or None),
+            id=session_id,
+            remember=True,
+            **options,
         )
 
     @property
@@ -191,7 +195,7 @@ class Session:
     def use_agent(self, agent: Agent | str) -> Agent:
         """Run the calls from now on as ``agent`` (a name is looked up in the project): its permissions,
         its tools. The transcript's session info records the new agent."""
-        chosen = self.project.agent(agent) if isinstance(agent, str) else agent
+        chosen = self.project.generation.agent(agent) if isinstance(agent, str) else agent
         if chosen is self.agent:
             return chosen
         self.agent = chosen
@@ -279,7 +283,7 @@ class Session:
         this session's; the same prompt, question asker and host values."""
         from .permission import inherited
 
-        sub = self.project.agent(agent)
+        sub = self.project.generation.agent(agent)
         primary = self.project.config.get("experimental.primary_tools") or []
         rules = inherited(
             merge(self.agent.permission, self.rules),
@@ -309,7 +313,7 @@ class Session:
         stored = self.project.store.session(session_id) if self.remember else None
         if stored is None or stored.get("parentID") != self.id:
             return None
-        sub = self.project.agent(stored.get("agent") or None)
+        sub = self.project.generation.agent(stored.get("agent") or None)
         child = Session.resume(
             self.project,
             session_id,

@@ -114,7 +114,7 @@ class Watcher:
     @property
     def model(self) -> ModelRef | None:
         """The model whose offer reports compare (``None``: no per-model rule applies)."""
-        return self._model_for(self.project.generation)
+        return self.project.generation.model(self._model)
 
     @property
     def pending(self) -> bool:
@@ -171,21 +171,10 @@ class Watcher:
         while len(self._views) > 4:
             self._views.pop(next(iter(self._views)))
 
-    def _model_for(self, generation: ProjectGeneration) -> ModelRef | None:
-        from ..modelref import ModelRef
-
-        model = ModelRef.coerce(self._model)
-        if model is not None:
-            return model
-        configured = generation.config.get("model")
-        return ModelRef.coerce(configured) if isinstance(configured, str) else None
-
     def _snapshot(self, generation: ProjectGeneration) -> tuple[dict[str, ToolInfo], dict[str, str]]:
         from ..plugins import describe_exception
 
-        offer = self.project.offer(
-            self._model_for(generation), self.agent, generation=generation, schemas=True
-        )
+        offer = generation.offer(generation.model(self._model), self.agent, schemas=True)
         tools: dict[str, ToolInfo] = {}
         failures: dict[str, str] = {}
         for definition in offer.tools:

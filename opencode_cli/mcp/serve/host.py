@@ -133,8 +133,8 @@ class ServeHost:
     ) -> None:
         self.project = project
         self.options = options
-        self.model = project.model(options.model)
-        self.agent = project.agent(options.agent).name  # an unknown agent is an error now
+        self.model = project.generation.model(options.model)
+        self.agent = project.generation.agent(options.agent).name  # an unknown agent is an error now
         self._log = log or (lambda text: print(f"opencode mcp serve: {text}", file=sys.stderr, flush=True))
         self._prompt = make_prompt(options.yes)
         self.clients: dict[str, Client] = {}
@@ -253,8 +253,8 @@ class ServeHost:
     def _prepare(self, project: Project) -> dict[str, Any]:
         """Check that ``project`` can be served with the server's agent and model (an error if not);
         what its watcher is given."""
-        model = project.model(self.options.model)
-        agent = project.agent(self.options.agent).name
+        model = project.generation.model(self.options.model)
+        agent = project.generation.agent(self.options.agent).name
         project.tools(model, agent)
         return {"model": model, "agent": agent}
 
@@ -282,8 +282,8 @@ class ServeHost:
         project = project or self.project
         agent = self.agent
         if project is not self.project:  # a client's root: its own config names the model and agent
-            options["model"] = project.model(self.options.model)
-            agent = project.agent(self.options.agent).name
+            options["model"] = project.generation.model(self.options.model)
+            agent = project.generation.agent(self.options.agent).name
         return project.session(agent, **options)
 
     def forget(self, key: str) -> None:
