@@ -3,7 +3,7 @@
 ``config`` (the merged ``opencode.toml`` files), ``config_dirs``, ``truncator`` (``[tool_output]``),
 ``skills``, ``agents`` and ``registry`` (the tools of every source). The project keeps one current
 generation; a reload prepares the next one beside it and the project swaps it in between calls
-(:meth:`opencode_cli.project.Project.hold`). What is not built from files — the plugin manager, the
+(:meth:`opencode_cli.generations.Generations.hold`). What is not built from files — the plugin manager, the
 permission service, the store, the services — belongs to the project and lives on across generations,
 so a reload never restarts a service. The next generation's registry rebuilds only the sources that
 changed (a saved tool file, a source that reported a change) and reuses every other source's tools.
@@ -199,7 +199,7 @@ class Generation:
         from .registry import Registry
 
         self.registry_started = True
-        sources = self.project.sources(self)
+        sources = self.project.sources.of(self)
         plugins = self.project.plugins
         if self._previous is None:
             return self._explained(Registry.build(sources, plugins, warn=self.warn))
@@ -227,7 +227,7 @@ class Generation:
         from .registry import Registry
 
         self.registry_started = True
-        sources = self.project.sources(self)
+        sources = self.project.sources.of(self)
         plugins = self.project.plugins
         previous = None
         if self._previous is not None:

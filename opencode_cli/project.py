@@ -7,12 +7,11 @@ their own; there are no globals.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from . import paths
 from .config import Config, find_worktree
 from .errors import ConfigError
 from .generation import Generation
+from .generations import Generations
 from .loops import running_loop
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .services.launch import Launcher
     from .session import Prompt, Session
     from .skills import Skills
-    from .sources import PluginSource, Source, ToolFileSource
+    from .sources import Sources
     from .store import Store
     from .truncate import Truncator
     from .watch import Watcher
@@ -85,12 +85,9 @@ class Project:
         self._disabled_plugins = disabled_plugins
         self._warn = warn or _stderr_warning
         self._warned: set[str] = set()
-        self._generation: Generation | None = None
-        self._pending: tuple[Generation, Callable[[Generation, Generation], Any] | None] | None = None
-        self._holds = 0
-        self._swap_lock = threading.RLock()
-        self._file_sources: dict[Path, ToolFileSource] = {}
-        self._added_sources: list[Source] = []
+        self._lock = threading.RLock()
+        self.generations = Generations(self, self.warn)
+        """The current generation, the one prepared to replace it and the holds that delay the swap."""
         self._closed = False
         self._permissions: PermissionService | None = None
         self._services: Services | None = None
@@ -164,7 +161,7 @@ class Project:
         if self._permissions is None:
             from .permission import PermissionService
 
-            with self._swap_lock:
+            with self._lock:
                 if self._permissions is None:
                     self._permissions = PermissionService(store=lambda: self.store)
         return self._permissions
@@ -176,7 +173,7 @@ class Project:
         if self._services is None:
             from .services import Services
 
-            with self._swap_lock:
+            with self._lock:
                 if self._services is None:
                     self._services = Services(warn=self.warn)
         return self._services
@@ -188,7 +185,7 @@ class Project:
         if self._launcher is None:
             from .services.launch import Launcher
 
-            with self._swap_lock:
+            with self._lock:
                 if self._launcher is None:
                     self._launcher = Launcher()
         return self._launcher
@@ -220,7 +217,7 @@ class Project:
         if self._portal is None:
             from .services import Portal
 
-            with self._swap_lock:
+            with self._lock:
                 if self._portal is None:
                     portal = Portal()
                     weakref.finalize(self, portal.close)
@@ -234,7 +231,7 @@ class Project:
         if self._workers is None:
             from .workers import Workers
 
-            with self._swap_lock:
+            with self._lock:
                 if self._workers is None:
                     workers = Workers()
                     weakref.finalize(self, workers.close)
@@ -245,14 +242,9 @@ class Project:
 
     @property
     def generation(self) -> Generation:
-        """The generation in use; the first is built lazily, part by part, as it is asked for."""
-        generation = self._generation
-        if generation is None:
-            with self._swap_lock:
-                if self._generation is None:
-                    self._generation = Generation(self, self.warn)
-                generation = self._generation
-        return generation
+        """The generation in use (``project.generations`` swaps them); the first is built lazily, part by
+        part, as it is asked for."""
+        return self.generations.current
 
     @property
     def config(self) -> Config:
@@ -284,44 +276,13 @@ class Project:
         """The skills found for this project (``SKILL.md`` files; problems are warned about once)."""
         return self.generation.skills
 
-    def sources(self, generation: Generation) -> list[Source]:
-        """The registry's sources in order: built-in plugins, the tool files of the generation's config
-        directories, entry-point plugins, its MCP servers, then sources added with :meth:`add_source`."""
-        from .sources import ToolFileSource, tool_files
-
-        files: list[Source] = []
-        for path in tool_files(generation.config_dirs):
-            source = self._file_sources.get(path)
-            if source is None:
-                source = self._file_sources[path] = ToolFileSource(path)
-                source.on_change = self.source_changed
-            files.append(source)
-        plugin_sources = self._plugin_sources
-        builtin = [source for source in plugin_sources if source.kind == "builtin"]
-        others = [source for source in plugin_sources if source.kind != "builtin"]
-        servers = generation.mcp_servers
-        mcp = self.mcp.sources(servers) if servers else []
-        return [*builtin, *files, *others, *mcp, *self._added_sources]
-
     @cached_property
-    def _plugin_sources(self) -> list[PluginSource]:
-        """One source per plugin implementing ``register_tools``, in load order."""
-        from .sources import PluginSource
+    def sources(self) -> Sources:
+        """The sources of the registry (:class:`~opencode_cli.sources.Sources`), kept across generations;
+        ``project.sources.add(source)`` adds one."""
+        from .sources import Sources
 
-        plugins = self.plugins
-        implementers = set(plugins.implementers("register_tools"))
-        return [
-            PluginSource(plugins, record, self.flags, self)
-            for record in plugins.records
-            if record.name in implementers and plugins.record_for(record.name) is record
-        ]
-
-    def add_source(self, source: Source) -> None:
-        """Add a source of tools (after the plugins, in the order added). Its tools join the registry at
-        once (through a new generation when the current one was built already)."""
-        source.on_change = self.source_changed
-        self._added_sources.append(source)
-        self.source_changed(source)
+        return Sources(self)
 
     @cached_property
     def builder(self) -> Builder:
@@ -330,81 +291,6 @@ class Project:
         from .builder import Builder
 
         return Builder(self)
-
-    def source_changed(self, source: Source) -> None:
-        """What a source's :meth:`~opencode_cli.sources.Source.report_change` calls: a request to the
-        :attr:`builder` to rebuild that source (nothing to do while no registry was built or is being built:
-        the first build reads every source as it is)."""
-        generation = self._generation
-        if generation is not None and generation.registry_started:
-            self.builder.request({source.key}, wait=False)
-
-    def prepare(self, changed: Iterable[str] = (), warn: Callable[[str], None] | None = None) -> Generation:
-        """Build the next generation now, beside the current one (or the one waiting to be installed).
-
-        ``changed`` are keys of the sources to rebuild (:meth:`source_keys` maps paths to keys); every
-        other source keeps its tools. Raises :class:`ConfigError` when the config cannot be read.
-        """
-        with self._swap_lock:
-            base = self._pending[0] if self._pending is not None else self.generation
-        base.registry  # noqa: B018 - the base's tools are what unchanged sources keep
-        return Generation(self, warn or self.warn, previous=base, changed=changed).build()
-
-    def source_keys(self, paths: Iterable[str | Path]) -> set[str]:
-        """The keys of the sources that files at ``paths`` are (a saved tool file: ``file:<path>``)."""
-        return {f"file:{path}" for path in paths}
-
-    def install(
-        self, generation: Generation, on_installed: Callable[[Generation, Generation], Any] | None = None
-    ) -> bool:
-        """Make ``generation`` current now, or once the last :meth:`hold` closes (``False``; a newer one
-        replaces one still waiting). ``on_installed(before, after)`` is called when it is swapped in."""
-        with self._swap_lock:
-            if self._holds:
-                self._pending = (generation, on_installed)
-                return False
-            before = self._swap(generation)
-        if on_installed is not None:
-            on_installed(before, generation)
-        return True
-
-    def _swap(self, generation: Generation) -> Generation:
-        """Make ``generation`` current (the swap lock is held); returns the one it replaces."""
-        before = self.generation
-        generation.number = before.number + 1
-        self._generation = generation
-        return before
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[Generation]:
-        """Keep the current generation for a call or a turn: no swap happens until every hold closes.
-
-        Usable from async code and from threads; it never blocks. Yields the generation in use.
-        """
-        with self._swap_lock:
-            generation = self.generation
-            self._holds += 1
-        try:
-            yield generation
-        finally:
-            installed = None
-            with self._swap_lock:
-                self._holds -= 1
-                if self._holds == 0 and self._pending is not None:
-                    (pending, on_installed), self._pending = self._pending, None
-                    installed = (self._swap(pending), pending, on_installed)
-            if installed is not None and installed[2] is not None:
-                installed[2](installed[0], installed[1])
-
-    @property
-    def pending(self) -> bool:
-        """Whether a prepared generation waits for the calls in flight to finish."""
-        return self._pending is not None
-
-    @property
-    def in_flight(self) -> int:
-        """How many holds are open."""
-        return self._holds
 
     # -- what is offered -------------------------------------------------------------------------------
 

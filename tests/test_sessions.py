@@ -250,7 +250,7 @@ def test_sources_can_report_a_change_and_only_that_source_is_rebuilt(make_projec
 
     project = make_project()
     source = Counter()
-    project.add_source(source)
+    project.sources.add(source)
     assert "counter_v1" in project.registry.entries
     reports: list[Any] = []
 
@@ -297,7 +297,7 @@ def test_without_a_watcher_the_project_rebuilds_a_source_that_reports_a_change(
     project = make_project()
     assert "read" in project.registry.entries  # the registry is built before the source comes
     source = Versioned()
-    project.add_source(source)
+    project.sources.add(source)
     assert "v1" in project.registry.entries and project.generation.number == 2
     source.version = 2
     source.report_change()

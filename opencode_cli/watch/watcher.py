@@ -119,12 +119,12 @@ class Watcher:
     @property
     def pending(self) -> bool:
         """Whether a built generation waits for the calls in flight to finish."""
-        return self.project.pending
+        return self.project.generations.pending
 
     @property
     def in_flight(self) -> int:
         """How many holds are open."""
-        return self.project.in_flight
+        return self.project.generations.in_flight
 
     @property
     def notice(self) -> str:
@@ -135,9 +135,10 @@ class Watcher:
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[GenerationView]:
-        """Keep the current generation for a call or a turn (:meth:`Project.hold`): no swap happens until
-        every hold closes. Usable from async code and from threads; it never blocks."""
-        with self.project.hold() as generation:
+        """Keep the current generation for a call or a turn (:meth:`Generations.hold
+        <opencode_cli.generations.Generations.hold>`): no swap happens until every hold closes. Usable from
+        async code and from threads; it never blocks."""
+        with self.project.generations.hold() as generation:
             yield self._view(generation)
 
     def reload(self, paths: Iterable[str | Path] = ()) -> ChangeReport | None:

@@ -338,7 +338,7 @@ class ServeHost:
         """A tool's listed input schema, for the SDK's check of a newest-revision call's ``Mcp-Param-*``
         headers (without it the SDK runs ``tools/list`` before every such call): the schema the server's
         own project offers (``None``: a tool not offered there, whose headers go unchecked)."""
-        with self.project.hold() as generation:
+        with self.project.generations.hold() as generation:
             known = self._schemas
             if known is None or known[0] is not generation:
                 if self._reference is None:
@@ -350,7 +350,7 @@ class ServeHost:
 
     async def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
-        with session.project.hold() as generation:
+        with session.project.generations.hold() as generation:
             self._follow_agent(session)
             return [tool_for(wire, _upstream(generation, wire.name)) for wire in await session.aresolve()]
 
@@ -489,7 +489,7 @@ class ServeHost:
         self, client: Client, params: types.CallToolRequestParams, abort: AbortSignal
     ) -> ToolPart:
         await self.whole(client.project)
-        with client.project.hold():
+        with client.project.generations.hold():
             self._follow_agent(client.session)
             await client.session.aresolve()  # the offer of the generation this call runs in
             client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
