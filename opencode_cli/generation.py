@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .modelref import ModelRef
     from .models.config import ProviderConfig
     from .permission import Ruleset
+    from .plugins import PluginRecord
     from .policy import Offer, Situation
     from .project import Project
     from .registry import Registry
@@ -343,6 +344,11 @@ class Generation:
             getattr(self, part)
         self._previous = None  # the previous generation may go once this one is built
         return self
+
+    def plugin_records(self) -> list[PluginRecord]:
+        """Every plugin, tool file and MCP server with its status (what ``opencode plugins list`` shows)."""
+        registry = self.registry
+        return [*self.project.plugins.records, *registry.records("file"), *registry.records("mcp")]
 
     def is_built(self, part: str) -> bool:
         """Whether ``part`` was built already (for hosts that only look at what exists)."""

@@ -7,6 +7,7 @@ their own; there are no globals.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -31,15 +32,13 @@ if TYPE_CHECKING:
     from .mcp.servers import McpServers
     from .modelref import ModelRef
     from .permission import PermissionService
-    from .plugins import PluginRecord, Plugins
+    from .plugins import Plugins
     from .registry import Registry, ToolDefinition
     from .services import Portal, Services
     from .services.launch import Launcher
     from .session import Prompt, Session
-    from .skills import Skills
     from .sources import Sources
     from .store import Store
-    from .truncate import Truncator
     from .watch import Watcher
     from .workers import Workers
 
@@ -48,7 +47,7 @@ def _stderr_warning(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-class Project:
+class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContextManager):
     """A project rooted at ``directory`` (default: the current directory).
 
     The project owns everything long-lived: the plugin manager, the permission service, the store, the
@@ -252,29 +251,14 @@ class Project:
         return self.generation.config
 
     @property
-    def config_dirs(self) -> list[Path]:
-        """Config directories in OpenCode's order (core spec §9.1)."""
-        return self.generation.config_dirs
-
-    @property
     def registry(self) -> Registry:
         """Every tool of the project, in OpenCode's order."""
         return self.generation.registry
 
     @property
-    def truncator(self) -> Truncator:
-        """Output limits from ``[tool_output]`` and the spill directory."""
-        return self.generation.truncator
-
-    @property
     def agents(self) -> dict[str, Agent]:
         """Built-in and configured agents by name."""
         return self.generation.agents
-
-    @property
-    def skills(self) -> Skills:
-        """The skills found for this project (``SKILL.md`` files; problems are warned about once)."""
-        return self.generation.skills
 
     @cached_property
     def sources(self) -> Sources:
@@ -304,11 +288,6 @@ class Project:
     def tools(self, model: ModelRef | str | None = None, agent: str | None = None) -> list[ToolDefinition]:
         """What ``model`` is offered when talking to ``agent`` (minus tools the agent denies wholly)."""
         return self.generation.offer(model, agent).tools
-
-    def plugin_records(self) -> list[PluginRecord]:
-        """Every plugin and tool file with its status (what ``opencode plugins list`` shows)."""
-        registry = self.registry
-        return [*self.plugins.records, *registry.records("file"), *registry.records("mcp")]
 
     # -- sessions and calls --------------------------------------------------------------------------
 
@@ -362,14 +341,8 @@ class Project:
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Project:
-        return self
-
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-    def __enter__(self) -> Project:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -388,7 +361,7 @@ class Project:
         if services is not None or self._portal is not None or self._workers is not None or self._launcher:
             import asyncio
 
-            await asyncio.to_thread(self._close_elsewhere)
+            await asyncio.to_thread(self._close_keepers)
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
@@ -401,25 +374,22 @@ class Project:
         if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
-        self._close_elsewhere()
+        self._close_keepers()
 
-    def _close_elsewhere(self) -> None:
+    def _close_keepers(self) -> None:
         """Stop the services living on another loop than the caller's (the portal's, or a loop of another
-        thread), then the portal, then the worker threads."""
+        thread), then the portal, then the worker threads and the launcher."""
+        services, portal = self._services, self._portal
         try:
-            self._close_services_and_portal()
+            if portal is not None and services is not None and portal.runs(services.loop):
+                portal.close(final=services.aclose)
+            else:
+                if services is not None:
+                    services.close()
+                if portal is not None:
+                    portal.close()
         finally:
             if self._workers is not None:
                 self._workers.close()
             if self._launcher is not None:
                 self._launcher.stop()
-
-    def _close_services_and_portal(self) -> None:
-        services, portal = self._services, self._portal
-        if portal is not None and services is not None and portal.runs(services.loop):
-            portal.close(final=services.aclose)
-            return
-        if services is not None:
-            services.close()
-        if portal is not None:
-            portal.close()

@@ -416,7 +416,7 @@ class Session:
             asker=self.ask,
             on_metadata=on_metadata,
             task_capable=self.agent.task_capable,
-            truncator=project.truncator,
+            truncator=project.generation.truncator,
             env=project.env,
             project=project,
             session=self,

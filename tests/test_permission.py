@@ -335,11 +335,11 @@ def test_disabled_several_and_all() -> None:
 def test_explore_agent_external_directory(make_project) -> None:
     project = make_project()
     explore = project.generation.agent("explore")
-    glob = project.truncator.glob
+    glob = project.generation.truncator.glob
 
     assert action("external_directory", "/some/other/path", explore.permission) == "ask"
     assert action("external_directory", glob, explore.permission) == "allow"
-    spill = os.path.join(str(project.truncator.directory), "tool_abc")
+    spill = os.path.join(str(project.generation.truncator.directory), "tool_abc")
     assert action("external_directory", spill, explore.permission) == "allow"
     agent_work = os.path.join(str(paths.tmp_dir()), "agent-work")
     assert action("external_directory", agent_work, explore.permission) == "allow"
@@ -350,14 +350,15 @@ def test_truncation_glob_stays_allowed_when_external_directory_is_denied(
 ) -> None:
     write_file(project_dir / "opencode.toml", '[permission]\nexternal_directory = "deny"\n')
     project = make_project()
-    directory = str(project.truncator.directory)
+    directory = str(project.generation.truncator.directory)
 
+    glob = project.generation.truncator.glob
     for agent in project.agents.values():
-        assert action("external_directory", project.truncator.glob, agent.permission) == "allow", agent.name
+        assert action("external_directory", glob, agent.permission) == "allow", agent.name
         assert action("external_directory", directory, agent.permission) == "deny", agent.name
         assert action("external_directory", "/some/other/path", agent.permission) == "deny", agent.name
         # the exemption is the last rule
-        assert agent.permission[-1] == Rule("external_directory", project.truncator.glob, "allow")
+        assert agent.permission[-1] == Rule("external_directory", project.generation.truncator.glob, "allow")
 
 
 def test_explicit_deny_of_the_glob_opts_out_of_the_exemption(make_project, project_dir, env) -> None:
@@ -365,7 +366,7 @@ def test_explicit_deny_of_the_glob_opts_out_of_the_exemption(make_project, proje
     (project_dir / "opencode.toml").write_text(f'[permission.external_directory]\n"{glob}" = "deny"\n')
     project = make_project()
 
-    assert project.truncator.glob == glob
+    assert project.generation.truncator.glob == glob
     assert action("external_directory", glob, project.generation.agent("build").permission) == "deny"
 
 

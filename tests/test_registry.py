@@ -137,7 +137,7 @@ def test_non_tool_attributes_are_ignored(make_project, project_dir, write_file) 
 
     assert file_ids == ["mixed", "mixed_add"]
     assert project.run_tool("mixed_add", {"a": 2, "b": 3}).output == "5"
-    record = next(r for r in project.plugin_records() if r.kind == "file")
+    record = next(r for r in project.generation.plugin_records() if r.kind == "file")
     assert (record.name, record.status, record.tools) == ("mixed", "loaded", ["mixed", "mixed_add"])
 
 
@@ -295,7 +295,7 @@ def test_broken_tool_file_never_breaks_listing(
 
     assert "hello" in offered and "read" in offered
     assert "bad" not in project.registry.entries
-    record = next(r for r in project.plugin_records() if r.name == "bad")
+    record = next(r for r in project.generation.plugin_records() if r.name == "bad")
     assert record.status == "failed"
     assert record.kind == "file"
     assert f"{bad}:{line}" in record.error
@@ -480,7 +480,7 @@ def test_disabled_plugin_is_blocked(make_project, project_dir, write_file) -> No
         plugins=[("demo", StandIns(names=("demo_tool",))), ("other", StandIns(names=("x1",)))]
     )
 
-    record = next(r for r in project.plugin_records() if r.name == "demo")
+    record = next(r for r in project.generation.plugin_records() if r.name == "demo")
     assert record.status == "blocked"
     assert "demo_tool" not in project.registry.entries
     assert "x1" in project.registry.entries

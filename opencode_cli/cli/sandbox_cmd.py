@@ -19,7 +19,7 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
         directory=project.directory,
         worktree=project.worktree,
         env=project.env,
-        spill=project.truncator.directory,
+        spill=project.generation.truncator.directory,
     )
     problem = support.shortfall(settings)
     if not settings.on:

@@ -139,7 +139,7 @@ def summary(project) -> dict:
             for name, agent in project.agents.items()
         },
         "mcp": found,
-        "limits": (project.truncator.max_lines, project.truncator.max_bytes),
+        "limits": (project.generation.truncator.max_lines, project.generation.truncator.max_bytes),
     }
 
 
