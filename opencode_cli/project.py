@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,6 @@ from .generations import Generations
 from .loops import running_loop
 
 if TYPE_CHECKING:
-    from .agents import Agent
     from .builder import Builder
     from .contract import ToolResult
     from .flags import Flags
@@ -45,6 +44,19 @@ if TYPE_CHECKING:
 
 def _stderr_warning(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
+
+
+class _WarnOnce:
+    """``warn``, called once per message."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self._warn = warn
+        self._warned: set[str] = set()
+
+    def __call__(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self._warn(message)
 
 
 class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContextManager):
@@ -82,8 +94,8 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         self._extra_plugins = list(plugins)
         self._autoload = autoload_plugins
         self._disabled_plugins = disabled_plugins
-        self._warn = warn or _stderr_warning
-        self._warned: set[str] = set()
+        self.warn: Callable[[str], None] = _WarnOnce(warn or _stderr_warning)
+        """Report a problem once per project."""
         self._lock = threading.RLock()
         self.generations = Generations(self, self.warn)
         """The current generation, the one prepared to replace it and the holds that delay the swap."""
@@ -96,12 +108,6 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
-
-    def warn(self, message: str) -> None:
-        """Report a problem once per project."""
-        if message not in self._warned:
-            self._warned.add(message)
-            self._warn(message)
 
     @property
     def root(self) -> Path:
@@ -255,11 +261,6 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         """Every tool of the project, in OpenCode's order."""
         return self.generation.registry
 
-    @property
-    def agents(self) -> dict[str, Agent]:
-        """Built-in and configured agents by name."""
-        return self.generation.agents
-
     @cached_property
     def sources(self) -> Sources:
         """The sources of the registry (:class:`~opencode_cli.sources.Sources`), kept across generations;
@@ -361,7 +362,7 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         if services is not None or self._portal is not None or self._workers is not None or self._launcher:
             import asyncio
 
-            await asyncio.to_thread(self._close_keepers)
+            await asyncio.to_thread(_close_keepers, services, self._portal, self._workers, self._launcher)
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
@@ -374,22 +375,24 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
-        self._close_keepers()
+        _close_keepers(services, self._portal, self._workers, self._launcher)
 
-    def _close_keepers(self) -> None:
-        """Stop the services living on another loop than the caller's (the portal's, or a loop of another
-        thread), then the portal, then the worker threads and the launcher."""
-        services, portal = self._services, self._portal
-        try:
-            if portal is not None and services is not None and portal.runs(services.loop):
-                portal.close(final=services.aclose)
-            else:
-                if services is not None:
-                    services.close()
-                if portal is not None:
-                    portal.close()
-        finally:
-            if self._workers is not None:
-                self._workers.close()
-            if self._launcher is not None:
-                self._launcher.stop()
+
+def _close_keepers(
+    services: Services | None, portal: Portal | None, workers: Workers | None, launcher: Launcher | None
+) -> None:
+    """Stop a project's services living on another loop than the caller's (the portal's, or a loop of
+    another thread), then the portal, then the worker threads and the launcher."""
+    try:
+        if portal is not None and services is not None and portal.runs(services.loop):
+            portal.close(final=services.aclose)
+        else:
+            if services is not None:
+                services.close()
+            if portal is not None:
+                portal.close()
+    finally:
+        if workers is not None:
+            workers.close()
+        if launcher is not None:
+            launcher.stop()

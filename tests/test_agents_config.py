@@ -57,7 +57,7 @@ def test_every_key_parses(make_project, config) -> None:
 
 
 def test_builtins_set_none_of_the_new_keys(make_project) -> None:
-    for agent in make_project().agents.values():
+    for agent in make_project().generation.agents.values():
         assert [getattr(agent, key) for key in NEW_KEYS] == [None] * 6 + [{}], agent.name
 
 
@@ -133,14 +133,14 @@ def test_max_steps_is_an_alias_and_steps_wins(make_project, config, lines, steps
 def test_wrong_types_name_the_key(make_project, config, line: str, message: str) -> None:
     config(f"[agent.review]\n{line}\n")
     with pytest.raises(ConfigError) as error:
-        _ = make_project().agents
+        _ = make_project().generation.agents
     assert str(error.value) == message
 
 
 def test_a_disabled_agent_is_still_checked(make_project, config) -> None:
     config("[agent.general]\ndisable = true\nsteps = 0\n")
     with pytest.raises(ConfigError, match=r"^agent\.general\.steps must be an integer >= 1, not 0$"):
-        _ = make_project().agents
+        _ = make_project().generation.agents
 
 
 # -- disable -----------------------------------------------------------------------------------------------
@@ -149,7 +149,7 @@ def test_a_disabled_agent_is_still_checked(make_project, config) -> None:
 def test_disable_removes_a_builtin(make_project, config) -> None:
     config("[agent.general]\ndisable = true\n")
     project = make_project()
-    assert list(project.agents) == ["build", "plan", "explore"]
+    assert list(project.generation.agents) == ["build", "plan", "explore"]
     with pytest.raises(ConfigError, match="no agent named 'general'"):
         project.generation.agent("general")
 
@@ -168,7 +168,7 @@ def test_disable_removes_a_configured_agent_and_false_keeps_it(make_project, con
         disable = false
         """
     )
-    assert list(make_project().agents) == [*BUILTINS, "kept"]
+    assert list(make_project().generation.agents) == [*BUILTINS, "kept"]
 
 
 # -- overriding a built-in ----------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def test_unknown_keys_land_in_options(make_project, config, warnings) -> None:
 
 def test_options_on_a_builtin(make_project, config) -> None:
     config('[agent.explore]\nreasoningEffort = "minimal"\n')
-    agents = make_project().agents
+    agents = make_project().generation.agents
     assert agents["explore"].options == {"reasoningEffort": "minimal"}
     assert agents["build"].options == {}
 

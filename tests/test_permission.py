@@ -353,7 +353,7 @@ def test_truncation_glob_stays_allowed_when_external_directory_is_denied(
     directory = str(project.generation.truncator.directory)
 
     glob = project.generation.truncator.glob
-    for agent in project.agents.values():
+    for agent in project.generation.agents.values():
         assert action("external_directory", glob, agent.permission) == "allow", agent.name
         assert action("external_directory", directory, agent.permission) == "deny", agent.name
         assert action("external_directory", "/some/other/path", agent.permission) == "deny", agent.name
@@ -438,7 +438,7 @@ def test_builtin_agents_task_capability(make_project, project_dir, write_file) -
     write_file(
         project_dir / "opencode.toml", '[agent.reviewer]\nmode = "subagent"\npermission = { task = "deny" }\n'
     )
-    agents = make_project().agents
+    agents = make_project().generation.agents
 
     assert agents["build"].task_capable is True
     assert agents["plan"].task_capable is True
@@ -452,14 +452,14 @@ def test_bad_permission_in_config_is_a_config_error(make_project, project_dir, w
     write_file(project_dir / "opencode.toml", '[permission]\nbash = "sometimes"\n')
 
     with pytest.raises(ConfigError, match="permission"):
-        _ = make_project().agents
+        _ = make_project().generation.agents
 
 
 def test_bad_agent_mode_is_a_config_error(make_project, project_dir, write_file) -> None:
     write_file(project_dir / "opencode.toml", '[agent.x]\nmode = "boss"\n')
 
     with pytest.raises(ConfigError, match=r"agent.x.mode"):
-        _ = make_project().agents
+        _ = make_project().generation.agents
 
 
 def test_unknown_agent_suggests_names(make_project) -> None:

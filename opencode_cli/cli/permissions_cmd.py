@@ -67,7 +67,7 @@ def list_agents(as_json: bool) -> None:
     """Print every agent (disabled ones are gone) with its mode, description and the model settings
     its config sets."""
     with friendly_errors():
-        agents = list(make_project().agents.values())
+        agents = list(make_project().generation.agents.values())
     if as_json:
         print_json({"agents": [agent.as_dict() for agent in agents]})
         return

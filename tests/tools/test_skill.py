@@ -325,7 +325,7 @@ def test_skill_directories_are_allowed_outside_the_project(
     skill_file(folder, "outside", "Lives in the global config.")
     (folder / "notes.md").write_text("skill notes\n")
     project = make_project()
-    for agent in project.agents.values():
+    for agent in project.generation.agents.values():
         assert any(
             r.permission == "external_directory" and r.pattern == f"{folder}/*" and r.action == "allow"
             for r in agent.permission
@@ -383,7 +383,7 @@ def test_bad_skills_are_skipped_and_warned_about(make_project: Any, root: Path, 
     text = warnings.text()
     assert f'{bad}: front matter field "name" must be a string' in text
     assert f'{nameless}: front matter field "name" is missing' in text
-    project.agents  # noqa: B018  (building agents discovers skills once: warned once)
+    project.generation.agents  # noqa: B018  (building agents discovers skills once: warned once)
     assert len(warnings) == 2
 
 
