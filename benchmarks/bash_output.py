@@ -59,7 +59,7 @@ def measure_tool(size: int) -> dict[str, float]:
         context = ToolContext(
             directory=project.directory,
             worktree=project.worktree,
-            truncator=project.truncator,
+            truncator=project.generation.truncator,
             env=project.env,
             on_metadata=on_metadata,
         )

@@ -93,7 +93,7 @@ class Bench:
         return ToolContext(
             directory=self.project.directory,
             worktree=self.project.worktree,
-            truncator=self.project.truncator,
+            truncator=self.project.generation.truncator,
             env=self.project.env,
             tool=tool,
         )

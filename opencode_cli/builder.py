@@ -150,9 +150,9 @@ class Builder:
         project = self._project
         for name in built.files:
             _drop_bytecode(name)
-        keys = built.keys | project.source_keys(built.files)
+        keys = built.keys | project.sources.keys(built.files)
         try:
-            generation = project.prepare(keys, warn=built.warnings.append)
+            generation = project.generations.prepare(keys, warn=built.warnings.append)
         except Exception as error:
             built.error = str(error) if isinstance(error, ConfigError) else describe_exception(error)
             self._tell(built)
@@ -164,7 +164,9 @@ class Builder:
             built.keys |= replaced.keys
             built.files |= replaced.files
             built.warnings[:0] = replaced.warnings
-        project.install(generation, on_installed=lambda before, after: self._installed(built, before))
+        project.generations.install(
+            generation, on_installed=lambda before, after: self._installed(built, before)
+        )
 
     def _installed(self, built: Built, before: Generation) -> None:
         built.before = before

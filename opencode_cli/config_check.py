@@ -78,7 +78,7 @@ def _agents_and_rules(project: Project) -> Callable[[Config], None]:
         build_agents(
             config.data,
             home=str(paths.home_dir(env)),
-            truncate_glob=project.truncator.glob,
+            truncate_glob=project.generation.truncator.glob,
             data_dir=paths.data_dir(env),
             root=project.root,
             extra_allowed_dirs=[paths.within(paths.tmp_dir())],

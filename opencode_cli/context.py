@@ -156,7 +156,7 @@ class ToolContext:
         if self.asker is None:
             self.asker = session.ask
         if self.truncator is None:
-            self.truncator = project.truncator
+            self.truncator = project.generation.truncator
         if self.env is None:
             self.env = project.env
         if self.model is None:

@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .errors import INTERRUPTED as INTERRUPTED
+from .errors import AbortedError as AbortedError
 from .errors import InvalidArgumentsError, ToolError
 from .plain_args import check as check_plain
 from .toolspec import UNKNOWN, ToolSource, ToolSpec
@@ -39,8 +41,6 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from .context import ToolContext
-
-INTERRUPTED = "[Tool execution was interrupted]"
 
 
 @dataclass
@@ -75,14 +75,6 @@ class ToolResult:
             "output": self.output,
             "attachments": [a.as_dict() for a in self.attachments],
         }
-
-
-class AbortedError(ToolError):
-    """The call was aborted through ``ctx.abort``; ``detail`` (a line after the interrupted text) says
-    what the tool left behind, e.g. that no file was changed."""
-
-    def __init__(self, detail: str | None = None) -> None:
-        super().__init__(INTERRUPTED if detail is None else f"{INTERRUPTED}\n{detail}")
 
 
 def _to_result(value: Any) -> ToolResult:

@@ -18,6 +18,18 @@ class ToolError(OpencodeError):
     """A tool failed; the message is what the model sees (no prefix is added)."""
 
 
+#: What the model is shown for a call that was interrupted (core spec §6.3).
+INTERRUPTED = "[Tool execution was interrupted]"
+
+
+class AbortedError(ToolError):
+    """The call was aborted through ``ctx.abort``; ``detail`` (a line after the interrupted text) says
+    what the tool left behind, e.g. that no file was changed."""
+
+    def __init__(self, detail: str | None = None) -> None:
+        super().__init__(INTERRUPTED if detail is None else f"{INTERRUPTED}\n{detail}")
+
+
 class InvalidArgumentsError(ToolError):
     """The arguments of a call do not satisfy the tool's schema."""
 

@@ -3,7 +3,7 @@
 ``config`` (the merged ``opencode.toml`` files), ``config_dirs``, ``truncator`` (``[tool_output]``),
 ``skills``, ``agents`` and ``registry`` (the tools of every source). The project keeps one current
 generation; a reload prepares the next one beside it and the project swaps it in between calls
-(:meth:`opencode_cli.project.Project.hold`). What is not built from files — the plugin manager, the
+(:meth:`opencode_cli.generations.Generations.hold`). What is not built from files — the plugin manager, the
 permission service, the store, the services — belongs to the project and lives on across generations,
 so a reload never restarts a service. The next generation's registry rebuilds only the sources that
 changed (a saved tool file, a source that reported a change) and reuses every other source's tools.
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from . import paths
 from .config import Config, config_directories
 from .config import load as load_config
+from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .agents import Agent
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .modelref import ModelRef
     from .models.config import ProviderConfig
     from .permission import Ruleset
+    from .plugins import PluginRecord
     from .policy import Offer, Situation
     from .project import Project
     from .registry import Registry
@@ -198,7 +200,7 @@ class Generation:
         from .registry import Registry
 
         self.registry_started = True
-        sources = self.project.sources(self)
+        sources = self.project.sources.of(self)
         plugins = self.project.plugins
         if self._previous is None:
             return self._explained(Registry.build(sources, plugins, warn=self.warn))
@@ -226,7 +228,7 @@ class Generation:
         from .registry import Registry
 
         self.registry_started = True
-        sources = self.project.sources(self)
+        sources = self.project.sources.of(self)
         plugins = self.project.plugins
         previous = None
         if self._previous is not None:
@@ -241,7 +243,31 @@ class Generation:
             )
         )
 
-    # -- what is offered ---------------------------------------------------------------------------------
+    # -- agents, models and what is offered --------------------------------------------------------------
+
+    def agent(self, name: str | None = None) -> Agent:
+        """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
+        import difflib
+
+        name = name or "build"
+        agents = self.agents
+        try:
+            return agents[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, list(agents), n=3, cutoff=0.5)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(agents)}") from None
+
+    def model(self, value: ModelRef | str | None = None) -> ModelRef | None:
+        """``value`` as a :class:`ModelRef` (``provider/model`` or a bare id), else the config's ``model``
+        key, else ``None``."""
+        from .modelref import ModelRef
+
+        chosen = ModelRef.coerce(value)
+        if chosen is not None:
+            return chosen
+        configured = self.config.get("model")
+        return ModelRef.coerce(configured) if isinstance(configured, str) else None
 
     def _situation(
         self, model: ModelRef | str | None, agent: Agent | str | None, rules: Ruleset, switches: Any
@@ -251,7 +277,7 @@ class Generation:
         from .policy import Situation, describe_task
 
         project = self.project
-        chosen = project.agent(agent, self) if agent is None or isinstance(agent, str) else agent
+        chosen = self.agent(agent) if agent is None or isinstance(agent, str) else agent
         flags = project.flags
         config_switches = self.config.get("tools")
         situation = Situation(
@@ -318,6 +344,11 @@ class Generation:
             getattr(self, part)
         self._previous = None  # the previous generation may go once this one is built
         return self
+
+    def plugin_records(self) -> list[PluginRecord]:
+        """Every plugin, tool file and MCP server with its status (what ``opencode plugins list`` shows)."""
+        registry = self.registry
+        return [*self.project.plugins.records, *registry.records("file"), *registry.records("mcp")]
 
     def is_built(self, part: str) -> bool:
         """Whether ``part`` was built already (for hosts that only look at what exists)."""

@@ -82,7 +82,7 @@ def tool_definition(tool_id: str, model: Any, output: ToolDefinitionOutput) -> N
     adjustments. A session's offer is made once per generation (and agent, rules, model and host) and
     kept on the generation: later requests of that generation reuse it, each host getting a copy of its
     own; a reload makes a new generation and calls the hook again. ``opencode tools list/inspect`` and
-    ``Project.offer`` make an offer each time they are asked.
+    ``Generation.offer`` make an offer each time they are asked.
 
     :param tool_id: the tool's id, e.g. ``"read"``.
     :param model: the :class:`opencode_cli.registry.ModelRef` being served (``provider``, ``id``), or

@@ -105,7 +105,7 @@ async def until_aborted(work: Awaitable[T], abort: AbortSignal) -> T:
     way a call's abort ends what waits for it: a tool's execution and the run loop's steps."""
     import asyncio
 
-    from .contract import AbortedError
+    from .errors import AbortedError
 
     loop = asyncio.get_running_loop()
     return await cancelled_by(

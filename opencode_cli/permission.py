@@ -19,6 +19,8 @@ from .errors import CorrectedError, DeniedError, NotFoundError, RejectedError
 if TYPE_CHECKING:
     import asyncio
 
+    from .store import Store
+
 Action = Literal["allow", "ask", "deny"]
 NO_MATCH = "no rule matched"
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
@@ -247,16 +249,35 @@ class PermissionService:
     """Pending permission requests of one project, their replies, and the "always" approvals.
 
     ``approved`` is shared by every session of the project (as in OpenCode); ``on_always`` is told of each
-    new approval so a host can also keep it (opencode-tools stores it per session in sqlite).
+    new approval so a host can also keep it. With a ``store`` (a function giving the project's
+    :class:`~opencode_cli.store.Store`), the approvals given in a session named by :meth:`remember` are
+    kept in it, per session (what ``opencode run --session`` reads back).
     Listeners receive ``("permission.asked", request_dict)`` and ``("permission.replied",
     {"sessionID", "requestID", "reply"})``.
     """
 
-    def __init__(self, on_always: Callable[[str, list[Rule]], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_always: Callable[[str, list[Rule]], None] | None = None,
+        *,
+        store: Callable[[], Store] | None = None,
+    ) -> None:
         self.approved: Ruleset = []
         self._pending: dict[str, tuple[Request, asyncio.Future[None]]] = {}
         self._listeners: list[Listener] = []
         self._on_always = on_always
+        self._store = store
+        self._remembered: set[str] = set()
+
+    def remember(self, session_id: str) -> None:
+        """Keep the "always" approvals given in ``session_id`` in the store (a session kept in the store)."""
+        self._remembered.add(session_id)
+
+    def _keep(self, session_id: str, granted: list[Rule]) -> None:
+        if self._store is not None and session_id in self._remembered:
+            self._store().add_approvals(session_id, [(rule.permission, rule.pattern) for rule in granted])
+        if self._on_always is not None:
+            self._on_always(session_id, granted)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event, data)`` on every event; returns a function that unsubscribes."""
@@ -338,8 +359,8 @@ class PermissionService:
         if reply == "always":
             granted = [Rule(request.permission, pattern, "allow", "always") for pattern in request.always]
             self.approved.extend(granted)
-            if self._on_always is not None and granted:
-                self._on_always(request.session_id, granted)
+            if granted:
+                self._keep(request.session_id, granted)
             for other, waiting in list(self._pending.values()):
                 if other.session_id != request.session_id or other.id == request.id or waiting.done():
                     continue

@@ -8,12 +8,11 @@ their own; there are no globals.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,26 +21,23 @@ from . import paths
 from .config import Config, find_worktree
 from .errors import ConfigError
 from .generation import Generation
+from .generations import Generations
 from .loops import running_loop
-from .modelref import ModelRef
 
 if TYPE_CHECKING:
-    from .agents import Agent
     from .builder import Builder
     from .contract import ToolResult
     from .flags import Flags
     from .mcp.servers import McpServers
-    from .permission import PermissionService, Rule, Ruleset
-    from .plugins import PluginRecord, Plugins
-    from .policy import Offer
+    from .modelref import ModelRef
+    from .permission import PermissionService
+    from .plugins import Plugins
     from .registry import Registry, ToolDefinition
     from .services import Portal, Services
     from .services.launch import Launcher
     from .session import Prompt, Session
-    from .skills import Skills
-    from .sources import PluginSource, Source, ToolFileSource
+    from .sources import Sources
     from .store import Store
-    from .truncate import Truncator
     from .watch import Watcher
     from .workers import Workers
 
@@ -50,7 +46,20 @@ def _stderr_warning(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-class Project:
+class _WarnOnce:
+    """``warn``, called once per message."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self._warn = warn
+        self._warned: set[str] = set()
+
+    def __call__(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self._warn(message)
+
+
+class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContextManager):
     """A project rooted at ``directory`` (default: the current directory).
 
     The project owns everything long-lived: the plugin manager, the permission service, the store, the
@@ -85,15 +94,11 @@ class Project:
         self._extra_plugins = list(plugins)
         self._autoload = autoload_plugins
         self._disabled_plugins = disabled_plugins
-        self._warn = warn or _stderr_warning
-        self._warned: set[str] = set()
-        self._remembering: set[str] = set()
-        self._generation: Generation | None = None
-        self._pending: tuple[Generation, Callable[[Generation, Generation], Any] | None] | None = None
-        self._holds = 0
-        self._swap_lock = threading.RLock()
-        self._file_sources: dict[Path, ToolFileSource] = {}
-        self._added_sources: list[Source] = []
+        self.warn: Callable[[str], None] = _WarnOnce(warn or _stderr_warning)
+        """Report a problem once per project."""
+        self._lock = threading.RLock()
+        self.generations = Generations(self, self.warn)
+        """The current generation, the one prepared to replace it and the holds that delay the swap."""
         self._closed = False
         self._permissions: PermissionService | None = None
         self._services: Services | None = None
@@ -103,12 +108,6 @@ class Project:
 
     def __repr__(self) -> str:
         return f"Project({str(self.directory)!r})"
-
-    def warn(self, message: str) -> None:
-        """Report a problem once per project."""
-        if message not in self._warned:
-            self._warned.add(message)
-            self._warn(message)
 
     @property
     def root(self) -> Path:
@@ -167,9 +166,9 @@ class Project:
         if self._permissions is None:
             from .permission import PermissionService
 
-            with self._swap_lock:
+            with self._lock:
                 if self._permissions is None:
-                    self._permissions = PermissionService(on_always=self._keep_approvals)
+                    self._permissions = PermissionService(store=lambda: self.store)
         return self._permissions
 
     @property
@@ -179,7 +178,7 @@ class Project:
         if self._services is None:
             from .services import Services
 
-            with self._swap_lock:
+            with self._lock:
                 if self._services is None:
                     self._services = Services(warn=self.warn)
         return self._services
@@ -191,7 +190,7 @@ class Project:
         if self._launcher is None:
             from .services.launch import Launcher
 
-            with self._swap_lock:
+            with self._lock:
                 if self._launcher is None:
                     self._launcher = Launcher()
         return self._launcher
@@ -223,7 +222,7 @@ class Project:
         if self._portal is None:
             from .services import Portal
 
-            with self._swap_lock:
+            with self._lock:
                 if self._portal is None:
                     portal = Portal()
                     weakref.finalize(self, portal.close)
@@ -237,33 +236,20 @@ class Project:
         if self._workers is None:
             from .workers import Workers
 
-            with self._swap_lock:
+            with self._lock:
                 if self._workers is None:
                     workers = Workers()
                     weakref.finalize(self, workers.close)
                     self._workers = workers
         return self._workers
 
-    def _keep_approvals(self, session_id: str, rules: list[Rule]) -> None:
-        if session_id in self._remembering:
-            self.store.add_approvals(session_id, [(rule.permission, rule.pattern) for rule in rules])
-
-    def remember_session(self, session_id: str) -> None:
-        """Keep "always" approvals given in ``session_id`` in the store (see :class:`Session`)."""
-        self._remembering.add(session_id)
-
     # -- the current generation (config, agents, tools) ------------------------------------------------
 
     @property
     def generation(self) -> Generation:
-        """The generation in use; the first is built lazily, part by part, as it is asked for."""
-        generation = self._generation
-        if generation is None:
-            with self._swap_lock:
-                if self._generation is None:
-                    self._generation = Generation(self, self.warn)
-                generation = self._generation
-        return generation
+        """The generation in use (``project.generations`` swaps them); the first is built lazily, part by
+        part, as it is asked for."""
+        return self.generations.current
 
     @property
     def config(self) -> Config:
@@ -271,68 +257,17 @@ class Project:
         return self.generation.config
 
     @property
-    def config_dirs(self) -> list[Path]:
-        """Config directories in OpenCode's order (core spec §9.1)."""
-        return self.generation.config_dirs
-
-    @property
     def registry(self) -> Registry:
         """Every tool of the project, in OpenCode's order."""
         return self.generation.registry
 
-    @property
-    def truncator(self) -> Truncator:
-        """Output limits from ``[tool_output]`` and the spill directory."""
-        return self.generation.truncator
-
-    @property
-    def agents(self) -> dict[str, Agent]:
-        """Built-in and configured agents by name."""
-        return self.generation.agents
-
-    @property
-    def skills(self) -> Skills:
-        """The skills found for this project (``SKILL.md`` files; problems are warned about once)."""
-        return self.generation.skills
-
-    def sources(self, generation: Generation) -> list[Source]:
-        """The registry's sources in order: built-in plugins, the tool files of the generation's config
-        directories, entry-point plugins, its MCP servers, then sources added with :meth:`add_source`."""
-        from .sources import ToolFileSource, tool_files
-
-        files: list[Source] = []
-        for path in tool_files(generation.config_dirs):
-            source = self._file_sources.get(path)
-            if source is None:
-                source = self._file_sources[path] = ToolFileSource(path)
-                source.on_change = self.source_changed
-            files.append(source)
-        plugin_sources = self._plugin_sources
-        builtin = [source for source in plugin_sources if source.kind == "builtin"]
-        others = [source for source in plugin_sources if source.kind != "builtin"]
-        servers = generation.mcp_servers
-        mcp = self.mcp.sources(servers) if servers else []
-        return [*builtin, *files, *others, *mcp, *self._added_sources]
-
     @cached_property
-    def _plugin_sources(self) -> list[PluginSource]:
-        """One source per plugin implementing ``register_tools``, in load order."""
-        from .sources import PluginSource
+    def sources(self) -> Sources:
+        """The sources of the registry (:class:`~opencode_cli.sources.Sources`), kept across generations;
+        ``project.sources.add(source)`` adds one."""
+        from .sources import Sources
 
-        plugins = self.plugins
-        implementers = set(plugins.implementers("register_tools"))
-        return [
-            PluginSource(plugins, record, self.flags, self)
-            for record in plugins.records
-            if record.name in implementers and plugins.record_for(record.name) is record
-        ]
-
-    def add_source(self, source: Source) -> None:
-        """Add a source of tools (after the plugins, in the order added). Its tools join the registry at
-        once (through a new generation when the current one was built already)."""
-        source.on_change = self.source_changed
-        self._added_sources.append(source)
-        self.source_changed(source)
+        return Sources(self)
 
     @cached_property
     def builder(self) -> Builder:
@@ -342,117 +277,7 @@ class Project:
 
         return Builder(self)
 
-    def source_changed(self, source: Source) -> None:
-        """What a source's :meth:`~opencode_cli.sources.Source.report_change` calls: a request to the
-        :attr:`builder` to rebuild that source (nothing to do while no registry was built or is being built:
-        the first build reads every source as it is)."""
-        generation = self._generation
-        if generation is not None and generation.registry_started:
-            self.builder.request({source.key}, wait=False)
-
-    def prepare(self, changed: Iterable[str] = (), warn: Callable[[str], None] | None = None) -> Generation:
-        """Build the next generation now, beside the current one (or the one waiting to be installed).
-
-        ``changed`` are keys of the sources to rebuild (:meth:`source_keys` maps paths to keys); every
-        other source keeps its tools. Raises :class:`ConfigError` when the config cannot be read.
-        """
-        with self._swap_lock:
-            base = self._pending[0] if self._pending is not None else self.generation
-        base.registry  # noqa: B018 - the base's tools are what unchanged sources keep
-        return Generation(self, warn or self.warn, previous=base, changed=changed).build()
-
-    def source_keys(self, paths: Iterable[str | Path]) -> set[str]:
-        """The keys of the sources that files at ``paths`` are (a saved tool file: ``file:<path>``)."""
-        return {f"file:{path}" for path in paths}
-
-    def install(
-        self, generation: Generation, on_installed: Callable[[Generation, Generation], Any] | None = None
-    ) -> bool:
-        """Make ``generation`` current now, or once the last :meth:`hold` closes (``False``; a newer one
-        replaces one still waiting). ``on_installed(before, after)`` is called when it is swapped in."""
-        with self._swap_lock:
-            if self._holds:
-                self._pending = (generation, on_installed)
-                return False
-            before = self._swap(generation)
-        if on_installed is not None:
-            on_installed(before, generation)
-        return True
-
-    def _swap(self, generation: Generation) -> Generation:
-        """Make ``generation`` current (the swap lock is held); returns the one it replaces."""
-        before = self.generation
-        generation.number = before.number + 1
-        self._generation = generation
-        return before
-
-    @contextlib.contextmanager
-    def hold(self) -> Iterator[Generation]:
-        """Keep the current generation for a call or a turn: no swap happens until every hold closes.
-
-        Usable from async code and from threads; it never blocks. Yields the generation in use.
-        """
-        with self._swap_lock:
-            generation = self.generation
-            self._holds += 1
-        try:
-            yield generation
-        finally:
-            installed = None
-            with self._swap_lock:
-                self._holds -= 1
-                if self._holds == 0 and self._pending is not None:
-                    (pending, on_installed), self._pending = self._pending, None
-                    installed = (self._swap(pending), pending, on_installed)
-            if installed is not None and installed[2] is not None:
-                installed[2](installed[0], installed[1])
-
-    @property
-    def pending(self) -> bool:
-        """Whether a prepared generation waits for the calls in flight to finish."""
-        return self._pending is not None
-
-    @property
-    def in_flight(self) -> int:
-        """How many holds are open."""
-        return self._holds
-
-    # -- agents, models and what is offered ----------------------------------------------------------
-
-    def agent(self, name: str | None = None, generation: Generation | None = None) -> Agent:
-        """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
-        name = name or "build"
-        agents = (generation or self.generation).agents
-        try:
-            return agents[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, list(agents), n=3, cutoff=0.5)
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(agents)}") from None
-
-    def default_model(self) -> ModelRef | None:
-        """The ``model`` config key as a :class:`ModelRef`, if set."""
-        value = self.config.get("model")
-        return ModelRef.coerce(value) if isinstance(value, str) else None
-
-    def model(self, value: ModelRef | str | None = None) -> ModelRef | None:
-        """``value`` as a :class:`ModelRef` (``provider/model`` or a bare id), else the config's ``model``."""
-        return ModelRef.coerce(value) or self.default_model()
-
-    def offer(
-        self,
-        model: ModelRef | str | None = None,
-        agent: Agent | str | None = None,
-        *,
-        rules: Ruleset = (),  # type: ignore[assignment]
-        switches: Mapping[str, bool] | None = None,
-        generation: Generation | None = None,
-        schemas: bool = False,
-    ) -> Offer:
-        """What ``model`` is offered when talking to ``agent``: :meth:`Generation.offer
-        <opencode_cli.generation.Generation.offer>` of ``generation`` (default: the current one)."""
-        chosen = generation or self.generation
-        return chosen.offer(model, agent, rules=rules, switches=switches, schemas=schemas)
+    # -- what is offered -------------------------------------------------------------------------------
 
     async def ready(self) -> Generation:
         """The current generation, its registry built on the caller's loop (a plugin's ``async def
@@ -463,12 +288,7 @@ class Project:
 
     def tools(self, model: ModelRef | str | None = None, agent: str | None = None) -> list[ToolDefinition]:
         """What ``model`` is offered when talking to ``agent`` (minus tools the agent denies wholly)."""
-        return self.offer(model, agent).tools
-
-    def plugin_records(self) -> list[PluginRecord]:
-        """Every plugin and tool file with its status (what ``opencode plugins list`` shows)."""
-        registry = self.registry
-        return [*self.plugins.records, *registry.records("file"), *registry.records("mcp")]
+        return self.generation.offer(model, agent).tools
 
     # -- sessions and calls --------------------------------------------------------------------------
 
@@ -476,7 +296,9 @@ class Project:
         """A new :class:`Session` for ``agent`` (use it as a context manager)."""
         from .session import Session, refuse_without_terminal
 
-        return Session(self, self.agent(agent), prompt=prompt or refuse_without_terminal, **options)
+        return Session(
+            self, self.generation.agent(agent), prompt=prompt or refuse_without_terminal, **options
+        )
 
     def resume(self, session_id: str, *, prompt: Prompt | None = None, **options: Any) -> Session:
         """Open a session kept in the store again, with its agent, rules, parent and transcript."""
@@ -520,14 +342,8 @@ class Project:
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Project:
-        return self
-
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-    def __enter__(self) -> Project:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -546,7 +362,7 @@ class Project:
         if services is not None or self._portal is not None or self._workers is not None or self._launcher:
             import asyncio
 
-            await asyncio.to_thread(self._close_elsewhere)
+            await asyncio.to_thread(_close_keepers, services, self._portal, self._workers, self._launcher)
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
@@ -559,25 +375,24 @@ class Project:
         if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
-        self._close_elsewhere()
+        _close_keepers(services, self._portal, self._workers, self._launcher)
 
-    def _close_elsewhere(self) -> None:
-        """Stop the services living on another loop than the caller's (the portal's, or a loop of another
-        thread), then the portal, then the worker threads."""
-        try:
-            self._close_services_and_portal()
-        finally:
-            if self._workers is not None:
-                self._workers.close()
-            if self._launcher is not None:
-                self._launcher.stop()
 
-    def _close_services_and_portal(self) -> None:
-        services, portal = self._services, self._portal
+def _close_keepers(
+    services: Services | None, portal: Portal | None, workers: Workers | None, launcher: Launcher | None
+) -> None:
+    """Stop a project's services living on another loop than the caller's (the portal's, or a loop of
+    another thread), then the portal, then the worker threads and the launcher."""
+    try:
         if portal is not None and services is not None and portal.runs(services.loop):
             portal.close(final=services.aclose)
-            return
-        if services is not None:
-            services.close()
-        if portal is not None:
-            portal.close()
+        else:
+            if services is not None:
+                services.close()
+            if portal is not None:
+                portal.close()
+    finally:
+        if workers is not None:
+            workers.close()
+        if launcher is not None:
+            launcher.stop()

@@ -21,14 +21,23 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
 from .contract import INTERRUPTED, is_flat_json
 from .loops import is_cancellation
 from .modelref import ModelRef
-from .permission import Reply, Rule, Ruleset, disabled, merge
+from .parts import (
+    DOOM_LOOP_REFUSED,
+    DOOM_LOOP_THRESHOLD,
+    Decision,
+    Outcome,
+    Prompt,
+    ToolCall,
+    ToolPart,
+    WireTool,
+)
+from .permission import Rule, Ruleset, disabled, merge
 from .registry import INVALID
 from .schema import strict_nulls_to_absent
 from .transcript import ToolCallPart
@@ -36,146 +45,17 @@ from .truncate import ascending_id
 
 if TYPE_CHECKING:
     from .agents import Agent
-    from .contract import Attachment, ToolResult
+    from .contract import ToolResult
     from .models.loop import RunResult
     from .project import Project
     from .transcript import Message, Transcript
 
-#: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
-DOOM_LOOP_THRESHOLD = 3
-#: What the model is told when the ``doom_loop`` ask is refused because the session has nobody to ask.
-DOOM_LOOP_REFUSED = (
-    "This call was refused: it is the third identical {tool} call in a row (the doom_loop check), and there "
-    "was nobody to ask whether to go on. Do not repeat it; try something else."
-)
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
 #: The tool offered only to a session that can put questions to a user, and the ``extra`` key of the asker
 #: (:mod:`opencode_cli.tools._question`).
 QUESTION_TOOL = "question"
 QUESTION_ASKER = "question"
-
-
-@dataclass
-class Decision:
-    """A human's answer to a permission request."""
-
-    reply: Reply
-    feedback: str | None = None
-
-
-Prompt = Callable[[PermissionRequest], Awaitable[Decision]]
-
-
-@dataclass
-class WireTool:
-    """One tool as a request carries it: name, description, the provider-shaped JSON Schema."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    strict: bool | None = None
-    """``False`` for the OpenAI family (OpenCode sends ``strict: false``), ``True`` for openai-strict."""
-    normalized: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The schema before the provider profile (compared by :func:`opencode_cli.schema.describe_changes`)."""
-
-    def copy(self) -> WireTool:
-        """A copy of its own (its schemas too): what one host changes, another never sees."""
-        return WireTool(
-            self.name, self.description, _copied(self.parameters), self.strict, _copied(self.normalized)
-        )
-
-
-def _copied(value: Any) -> Any:
-    """A copy of a JSON value (dicts and lists copied, the rest shared: it is immutable)."""
-    if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copied(item) for item in value]
-    return value
-
-
-@dataclass
-class ToolCall:
-    """A tool call as a model emits it: a name and the arguments (JSON text, or an already parsed object)."""
-
-    name: str
-    arguments: str | dict[str, Any] | None = None
-    id: str | None = None
-
-
-class Outcome(StrEnum):
-    """How a dispatched call ended, for a host to act on without reading the error text.
-
-    ``completed``: the tool ran and returned. ``invalid_arguments``: the call could not run as written (its
-    arguments did not fit the schema, were not JSON, or it named a tool the model does not have: rerouted
-    to ``invalid``, whose output says why). ``rejected``: a person (or nobody, when nobody could be asked)
-    refused a permission, with or without feedback, the ``doom_loop`` ask included. ``denied``: a ``deny``
-    rule refused it. ``aborted``: the call was interrupted. ``failed``: the tool ran and failed.
-    """
-
-    COMPLETED = "completed"
-    INVALID_ARGUMENTS = "invalid_arguments"
-    REJECTED = "rejected"
-    DENIED = "denied"
-    FAILED = "failed"
-    ABORTED = "aborted"
-
-    @classmethod
-    def of(cls, error: BaseException) -> Outcome:
-        """The outcome a call that raised ``error`` had."""
-        from .contract import AbortedError
-        from .errors import DeniedError, InvalidArgumentsError, PermissionFailure
-
-        if isinstance(error, InvalidArgumentsError):
-            return cls.INVALID_ARGUMENTS
-        if isinstance(error, DeniedError):
-            return cls.DENIED
-        if isinstance(error, PermissionFailure):
-            return cls.REJECTED
-        if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):
-            return cls.ABORTED
-        return cls.FAILED
-
-
-@dataclass
-class ToolPart:
-    """The outcome of one call: what the model sees next (``text``) and the details."""
-
-    call_id: str
-    tool: str
-    input: dict[str, Any]
-    status: str  # "completed" or "error"
-    output: str = ""
-    error: str | None = None
-    title: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    attachments: list[Attachment] = field(default_factory=list)
-    requested: str = ""
-    """The name the model used (differs from ``tool`` after a repair)."""
-    outcome: Outcome = Outcome.FAILED
-    """How the call ended (:class:`Outcome`): the one field a host reads to tell a failure's kind."""
-
-    @property
-    def text(self) -> str:
-        """What the model is shown for this part (the output, or the error text)."""
-        return self.output if self.status == "completed" else (self.error or "")
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape for ``opencode tools call --json``."""
-        return {
-            "callID": self.call_id,
-            "requested": self.requested,
-            "tool": self.tool,
-            "input": self.input,
-            "status": self.status,
-            "outcome": str(self.outcome),
-            "title": self.title,
-            "output": self.output if self.status == "completed" else None,
-            "error": self.error,
-            "metadata": self.metadata,
-            "attachments": [attachment.as_dict() for attachment in self.attachments],
-        }
 
 
 async def refuse_without_terminal(request: PermissionRequest) -> Decision:
@@ -256,7 +136,7 @@ class Session:
         self.transcript: Transcript = transcript
         """The conversation so far (OpenCode's messages and parts); kept in the store when remembered."""
         if self.remember:
-            self.project.remember_session(self.id)
+            self.project.permissions.remember(self.id)
             stored = self.project.store.approvals(self.id)
             self.rules = [
                 *self.rules,
@@ -281,7 +161,11 @@ class Session:
         if options.get("prompt") is None:
             options.pop("prompt", None)
         return cls(
-            project, project.agent(stored.get("agent") or None), id=session_id, remember=True, **options
+            project,
+            project.generation.agent(stored.get("agent") or None),
+            id=session_id,
+            remember=True,
+            **options,
         )
 
     @property
@@ -311,7 +195,7 @@ class Session:
     def use_agent(self, agent: Agent | str) -> Agent:
         """Run the calls from now on as ``agent`` (a name is looked up in the project): its permissions,
         its tools. The transcript's session info records the new agent."""
-        chosen = self.project.agent(agent) if isinstance(agent, str) else agent
+        chosen = self.project.generation.agent(agent) if isinstance(agent, str) else agent
         if chosen is self.agent:
             return chosen
         self.agent = chosen
@@ -399,7 +283,7 @@ class Session:
         this session's; the same prompt, question asker and host values."""
         from .permission import inherited
 
-        sub = self.project.agent(agent)
+        sub = self.project.generation.agent(agent)
         primary = self.project.config.get("experimental.primary_tools") or []
         rules = inherited(
             merge(self.agent.permission, self.rules),
@@ -429,7 +313,7 @@ class Session:
         stored = self.project.store.session(session_id) if self.remember else None
         if stored is None or stored.get("parentID") != self.id:
             return None
-        sub = self.project.agent(stored.get("agent") or None)
+        sub = self.project.generation.agent(stored.get("agent") or None)
         child = Session.resume(
             self.project,
             session_id,
@@ -532,7 +416,7 @@ class Session:
             asker=self.ask,
             on_metadata=on_metadata,
             task_capable=self.agent.task_capable,
-            truncator=project.truncator,
+            truncator=project.generation.truncator,
             env=project.env,
             project=project,
             session=self,

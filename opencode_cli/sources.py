@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,6 +20,7 @@ from .contract import AnyTool, LazyTool, Tool, ToolSource
 
 if TYPE_CHECKING:
     from .flags import Flags
+    from .generation import Generation
     from .plugins import PluginRecord, Plugins
     from .project import Project
 
@@ -231,3 +232,67 @@ def _as_tools(name: str, value: Any, module_name: str) -> list[tuple[str, AnyToo
     if isinstance(value, toolbox.Toolbox) or (defined_here and issubclass(value, toolbox.Toolbox)):
         return [(found.method, found) for found in toolbox.tools_of(value)]
     return []
+
+
+class Sources:
+    """The sources of a project's registry, kept across generations (a tool file's source is made once and
+    keeps reporting its changes): ``project.sources``.
+
+    Each source's :meth:`Source.report_change` goes to :meth:`changed`, a request to the project's builder.
+    """
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self._files: dict[Path, ToolFileSource] = {}
+        self._added: list[Source] = []
+        self._plugins: list[PluginSource] | None = None
+
+    def of(self, generation: Generation) -> list[Source]:
+        """The registry's sources in order: built-in plugins, the tool files of the generation's config
+        directories, entry-point plugins, its MCP servers, then sources added with :meth:`add`."""
+        files: list[Source] = []
+        for path in tool_files(generation.config_dirs):
+            source = self._files.get(path)
+            if source is None:
+                source = self._files[path] = ToolFileSource(path)
+                source.on_change = self.changed
+            files.append(source)
+        plugin_sources = self._plugin_sources()
+        builtin = [source for source in plugin_sources if source.kind == "builtin"]
+        others = [source for source in plugin_sources if source.kind != "builtin"]
+        servers = generation.mcp_servers
+        mcp = self.project.mcp.sources(servers) if servers else []
+        return [*builtin, *files, *others, *mcp, *self._added]
+
+    def _plugin_sources(self) -> list[PluginSource]:
+        """One source per plugin implementing ``register_tools``, in load order."""
+        if self._plugins is None:
+            project = self.project
+            plugins = project.plugins
+            implementers = set(plugins.implementers("register_tools"))
+            self._plugins = [
+                PluginSource(plugins, record, project.flags, project)
+                for record in plugins.records
+                if record.name in implementers and plugins.record_for(record.name) is record
+            ]
+        return self._plugins
+
+    def add(self, source: Source) -> None:
+        """Add a source of tools (after the plugins, in the order added). Its tools join the registry at
+        once (through a new generation when the current one was built already)."""
+        source.on_change = self.changed
+        self._added.append(source)
+        self.changed(source)
+
+    def changed(self, source: Source) -> None:
+        """What a source's :meth:`Source.report_change` calls: a request to the project's builder to
+        rebuild that source (nothing to do while no registry was built or is being built: the first build
+        reads every source as it is)."""
+        generation = self.project.generations.made
+        if generation is not None and generation.registry_started:
+            self.project.builder.request({source.key}, wait=False)
+
+    @staticmethod
+    def keys(paths: Iterable[str | Path]) -> set[str]:
+        """The keys of the sources that files at ``paths`` are (a saved tool file: ``file:<path>``)."""
+        return {f"file:{path}" for path in paths}

@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .parts import ToolCall, ToolPart, WireTool
 from .schema import to_gemini
-from .session import ToolCall, ToolPart, WireTool
 
 FORMATS = ("openai", "anthropic", "gemini")
 

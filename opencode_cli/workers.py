@@ -96,7 +96,7 @@ class _Job:
 
     def skip(self) -> Callable[[], None]:
         """What a thread does with a job dropped before it started: the wait ends as interrupted."""
-        from .contract import AbortedError
+        from .errors import AbortedError
 
         def deliver() -> None:
             with contextlib.suppress(RuntimeError):

@@ -46,7 +46,7 @@ def test_every_key_parses(make_project, config) -> None:
         hidden = true
         """
     )
-    review = make_project().agent("review")
+    review = make_project().generation.agent("review")
 
     assert review.model == ModelRef("anthropic", "claude-sonnet-4-5")
     assert review.prompt == "You review code.\nBe terse."
@@ -57,7 +57,7 @@ def test_every_key_parses(make_project, config) -> None:
 
 
 def test_builtins_set_none_of_the_new_keys(make_project) -> None:
-    for agent in make_project().agents.values():
+    for agent in make_project().generation.agents.values():
         assert [getattr(agent, key) for key in NEW_KEYS] == [None] * 6 + [{}], agent.name
 
 
@@ -72,12 +72,12 @@ def test_builtins_set_none_of_the_new_keys(make_project) -> None:
 )
 def test_model_goes_through_modelref(make_project, config, text, expected) -> None:
     config(f'[agent.review]\nmodel = "{text}"\n')
-    assert make_project().agent("review").model == expected
+    assert make_project().generation.agent("review").model == expected
 
 
 def test_integer_temperature_is_a_number(make_project, config) -> None:
     config("[agent.review]\ntemperature = 1\ntop_p = 0\n")
-    review = make_project().agent("review")
+    review = make_project().generation.agent("review")
     assert (review.temperature, review.top_p) == (1, 0)
 
 
@@ -85,7 +85,7 @@ def test_integer_temperature_is_a_number(make_project, config) -> None:
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_any_finite_temperature_round_trips(make_project, config, value: float) -> None:
     config(f"[agent.review]\ntemperature = {value!r}\ntop_p = {value!r}\n")
-    review = make_project().agent("review")
+    review = make_project().generation.agent("review")
     assert review.temperature == value and review.top_p == value
     assert json.loads(json.dumps(review.as_dict()))["temperature"] == value
 
@@ -99,7 +99,7 @@ def test_any_finite_temperature_round_trips(make_project, config, value: float) 
 )
 def test_max_steps_is_an_alias_and_steps_wins(make_project, config, lines, steps) -> None:
     config(f'[agent.review]\nmode = "subagent"\n{lines}\n')
-    review = make_project().agent("review")
+    review = make_project().generation.agent("review")
     assert review.steps == steps
     assert "maxSteps" not in review.options
 
@@ -133,14 +133,14 @@ def test_max_steps_is_an_alias_and_steps_wins(make_project, config, lines, steps
 def test_wrong_types_name_the_key(make_project, config, line: str, message: str) -> None:
     config(f"[agent.review]\n{line}\n")
     with pytest.raises(ConfigError) as error:
-        _ = make_project().agents
+        _ = make_project().generation.agents
     assert str(error.value) == message
 
 
 def test_a_disabled_agent_is_still_checked(make_project, config) -> None:
     config("[agent.general]\ndisable = true\nsteps = 0\n")
     with pytest.raises(ConfigError, match=r"^agent\.general\.steps must be an integer >= 1, not 0$"):
-        _ = make_project().agents
+        _ = make_project().generation.agents
 
 
 # -- disable -----------------------------------------------------------------------------------------------
@@ -149,9 +149,9 @@ def test_a_disabled_agent_is_still_checked(make_project, config) -> None:
 def test_disable_removes_a_builtin(make_project, config) -> None:
     config("[agent.general]\ndisable = true\n")
     project = make_project()
-    assert list(project.agents) == ["build", "plan", "explore"]
+    assert list(project.generation.agents) == ["build", "plan", "explore"]
     with pytest.raises(ConfigError, match="no agent named 'general'"):
-        project.agent("general")
+        project.generation.agent("general")
 
 
 def test_disable_removes_a_configured_agent_and_false_keeps_it(make_project, config) -> None:
@@ -168,16 +168,16 @@ def test_disable_removes_a_configured_agent_and_false_keeps_it(make_project, con
         disable = false
         """
     )
-    assert list(make_project().agents) == [*BUILTINS, "kept"]
+    assert list(make_project().generation.agents) == [*BUILTINS, "kept"]
 
 
 # -- overriding a built-in ----------------------------------------------------------------------------------
 
 
 def test_overriding_a_builtin_keeps_what_the_table_does_not_set(make_project, config) -> None:
-    default = make_project().agent("build")
+    default = make_project().generation.agent("build")
     config('[agent.build]\nmodel = "openai/gpt-5"\n')
-    build = make_project().agent("build")
+    build = make_project().generation.agent("build")
 
     assert build == replace(default, model=ModelRef("openai", "gpt-5"))  # description, rules... kept
 
@@ -185,7 +185,7 @@ def test_overriding_a_builtin_keeps_what_the_table_does_not_set(make_project, co
 def test_keys_from_several_files_merge(make_project, config, global_config_dir, write_file) -> None:
     write_file(global_config_dir / "opencode.toml", "[agent.plan]\ntemperature = 0.1\nsteps = 20\n")
     config('[agent.plan]\nmodel = "openai/gpt-5"\nsteps = 5\n')
-    plan = make_project().agent("plan")
+    plan = make_project().generation.agent("plan")
     assert (str(plan.model), plan.temperature, plan.steps) == ("openai/gpt-5", 0.1, 5)
 
 
@@ -208,7 +208,7 @@ def test_unknown_keys_land_in_options(make_project, config, warnings) -> None:
         budgetTokens = 8000
         """
     )
-    review = make_project().agent("review")
+    review = make_project().generation.agent("review")
 
     # like OpenCode, a top-level key wins over the same key in [agent.NAME.options]
     assert review.options == {
@@ -223,7 +223,7 @@ def test_unknown_keys_land_in_options(make_project, config, warnings) -> None:
 
 def test_options_on_a_builtin(make_project, config) -> None:
     config('[agent.explore]\nreasoningEffort = "minimal"\n')
-    agents = make_project().agents
+    agents = make_project().generation.agents
     assert agents["explore"].options == {"reasoningEffort": "minimal"}
     assert agents["build"].options == {}
 

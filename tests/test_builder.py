@@ -43,7 +43,7 @@ def test_reports_from_many_threads_at_once_are_never_lost(make_project) -> None:
     project.registry  # noqa: B018 - built before the sources come
     sources = [Versioned(f"s{n}") for n in range(12)]
     for source in sources:
-        project.add_source(source)
+        project.sources.add(source)
     start = threading.Barrier(len(sources))
 
     def bump(source: Versioned) -> None:
@@ -66,9 +66,9 @@ def test_a_report_made_while_a_build_runs_joins_the_next_build(make_project) -> 
     project.registry  # noqa: B018
     gate = threading.Event()
     slow, quick = Versioned("slow", gate), Versioned("quick")
-    project.add_source(quick)
+    project.sources.add(quick)
     gate.set()
-    project.add_source(slow)
+    project.sources.add(slow)
     gate.clear()
     built: list[int] = []
     project.builder.observe(lambda change: built.append(change.ticket))
@@ -95,7 +95,7 @@ def test_reports_under_a_watcher_on_its_loop_are_never_lost(make_project) -> Non
     async def main() -> None:
         async with project.watch() as watcher:
             for source in sources:
-                project.add_source(source)
+                project.sources.add(source)
             for round_ in range(4):
                 for source in sources:
                     source.version = round_ + 1
@@ -114,15 +114,17 @@ def test_a_held_generation_is_replaced_by_one_that_carries_it(make_project) -> N
     project = make_project()
     project.registry  # noqa: B018
     first, second = Versioned("first"), Versioned("second")
-    project.add_source(first)
-    project.add_source(second)
+    project.sources.add(first)
+    project.sources.add(second)
     reports: list[set[str]] = []
     project.builder.observe(lambda change: reports.append(change.keys))
-    with project.hold():
+    with project.generations.hold():
         first.version = 1
         first.report_change()
         second.version = 1
         second.report_change()
-        assert project.pending and "first_v0" in project.registry.entries  # nothing swapped during a hold
+        assert (
+            project.generations.pending and "first_v0" in project.registry.entries
+        )  # nothing swapped during a hold
     assert _present(project, [first, second]) == {"first_v1", "second_v1"}
     assert reports == [{"demo:first", "demo:second"}]  # one install, told once, carrying both

@@ -47,7 +47,7 @@ def builtin_tools(project: Project) -> dict[str, list[str]]:
 
 
 def test_the_builtins_are_named_plugins_with_the_package_version(projects: Any) -> None:
-    records = [r for r in projects().plugin_records() if r.kind == "builtin"]
+    records = [r for r in projects().generation.plugin_records() if r.kind == "builtin"]
     assert [r.name for r in records] == [
         "core",
         "files",

@@ -92,7 +92,7 @@ def test_project_config_dirs_through_project(make_project, nested: Path, project
     project = make_project(directory=nested)
 
     assert project.worktree == project_dir
-    assert project.config_dirs[1:] == [
+    assert project.generation.config_dirs[1:] == [
         nested / ".opencode",
         project_dir / "a" / ".opencode",
         project_dir / ".opencode",
@@ -277,7 +277,7 @@ def test_misspelt_top_level_key_warns_with_close_match(
     project = make_project()
     config = project.config
 
-    assert project.truncator.max_lines == 2000  # the misspelt table is ignored
+    assert project.generation.truncator.max_lines == 2000  # the misspelt table is ignored
     assert len(config.warnings) == 1
     assert "'tool_ouput'" in config.warnings[0]
     assert "did you mean 'tool_output'" in config.warnings[0]
@@ -290,7 +290,7 @@ def test_misspelt_sub_key_warns_with_close_match(make_project, project_dir, writ
 
     project = make_project()
 
-    assert project.truncator.max_bytes == 2048
+    assert project.generation.truncator.max_bytes == 2048
     assert len(warnings) == 1
     assert "'tool_output.max_line'" in warnings[0]
     assert "did you mean 'tool_output.max_lines'" in warnings[0]
@@ -362,9 +362,10 @@ def test_opencode_config_content_toml_and_json(make_project, project_dir, write_
     json_project = make_project(extra_env={"OPENCODE_CONFIG_CONTENT": '{"tool_output": {"max_bytes": 99}}'})
 
     assert toml_project.config.data["model"] == "from-env"
-    assert toml_project.truncator.max_lines == 7
+    assert toml_project.generation.truncator.max_lines == 7
     assert json_project.config.data["model"] == "from-file"
-    assert (json_project.truncator.max_lines, json_project.truncator.max_bytes) == (7, 99)
+    truncator = json_project.generation.truncator
+    assert (truncator.max_lines, truncator.max_bytes) == (7, 99)
 
 
 @pytest.mark.parametrize("value", ["model = = 1", "{bad json", "[1, 2]"])

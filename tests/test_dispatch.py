@@ -908,5 +908,5 @@ def test_the_offer_is_made_again_when_what_it_depends_on_changes(make_project, p
         "from opencode_cli import tool\n\n\n@tool\ndef default() -> str:\n"
         '    """Say hello."""\n    return "hi"\n'
     )
-    project.install(project.prepare(project.source_keys([tool_file])))
+    project.generations.install(project.generations.prepare(project.sources.keys([tool_file])))
     assert "hello" in names(session)  # a new generation: its tools

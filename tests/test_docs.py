@@ -106,7 +106,7 @@ def test_tool_file_examples_load_and_run(
         opencode_tmp_project.write(path, code)
     project = make_opencode_project()
     project.registry.entries  # noqa: B018 - loads the tool files
-    records = [record for record in project.plugin_records() if record.kind == "file"]
+    records = [record for record in project.generation.plugin_records() if record.kind == "file"]
     assert [(r.name, r.status, r.error) for r in records if r.status != "loaded"] == []
     assert all(record.tools for record in records), "every example file gives at least one tool"
     for record in records:
@@ -150,7 +150,7 @@ def test_hook_examples_register_and_run(
         exec(compile(code, f"docs/plugins.md example {number}", "exec"), module.__dict__)
         project = make_opencode_project((f"example-{number}", module))
         project.tools(ModelRef.parse("google/gemini-2.5-pro"))
-        [record] = [r for r in project.plugin_records() if r.name == f"example-{number}"]
+        [record] = [r for r in project.generation.plugin_records() if r.name == f"example-{number}"]
         assert record.status == "loaded", (record.error, code)
         assert record.hooks, code
         result = ToolRunner(project)("read", filePath="notes.txt")

@@ -79,7 +79,9 @@ def test_a_tool_is_built_once_per_generation_and_again_after_a_reload(make_openc
     assert asyncio.run(calls(5)) == ["built"] * 5
     assert [d.id for d in project.tools() if d.id == "counted"] == ["counted"]  # listing builds nothing more
     assert plugin.builds == 1
-    assert project.install(project.prepare(["plugin:counts"]))  # a reload of that source
+    assert project.generations.install(
+        project.generations.prepare(["plugin:counts"])
+    )  # a reload of that source
     assert asyncio.run(calls(3)) == ["built"] * 3
     assert plugin.builds == 2
 

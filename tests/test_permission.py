@@ -334,12 +334,12 @@ def test_disabled_several_and_all() -> None:
 
 def test_explore_agent_external_directory(make_project) -> None:
     project = make_project()
-    explore = project.agent("explore")
-    glob = project.truncator.glob
+    explore = project.generation.agent("explore")
+    glob = project.generation.truncator.glob
 
     assert action("external_directory", "/some/other/path", explore.permission) == "ask"
     assert action("external_directory", glob, explore.permission) == "allow"
-    spill = os.path.join(str(project.truncator.directory), "tool_abc")
+    spill = os.path.join(str(project.generation.truncator.directory), "tool_abc")
     assert action("external_directory", spill, explore.permission) == "allow"
     agent_work = os.path.join(str(paths.tmp_dir()), "agent-work")
     assert action("external_directory", agent_work, explore.permission) == "allow"
@@ -350,14 +350,15 @@ def test_truncation_glob_stays_allowed_when_external_directory_is_denied(
 ) -> None:
     write_file(project_dir / "opencode.toml", '[permission]\nexternal_directory = "deny"\n')
     project = make_project()
-    directory = str(project.truncator.directory)
+    directory = str(project.generation.truncator.directory)
 
-    for agent in project.agents.values():
-        assert action("external_directory", project.truncator.glob, agent.permission) == "allow", agent.name
+    glob = project.generation.truncator.glob
+    for agent in project.generation.agents.values():
+        assert action("external_directory", glob, agent.permission) == "allow", agent.name
         assert action("external_directory", directory, agent.permission) == "deny", agent.name
         assert action("external_directory", "/some/other/path", agent.permission) == "deny", agent.name
         # the exemption is the last rule
-        assert agent.permission[-1] == Rule("external_directory", project.truncator.glob, "allow")
+        assert agent.permission[-1] == Rule("external_directory", project.generation.truncator.glob, "allow")
 
 
 def test_explicit_deny_of_the_glob_opts_out_of_the_exemption(make_project, project_dir, env) -> None:
@@ -365,17 +366,17 @@ def test_explicit_deny_of_the_glob_opts_out_of_the_exemption(make_project, proje
     (project_dir / "opencode.toml").write_text(f'[permission.external_directory]\n"{glob}" = "deny"\n')
     project = make_project()
 
-    assert project.truncator.glob == glob
-    assert action("external_directory", glob, project.agent("build").permission) == "deny"
+    assert project.generation.truncator.glob == glob
+    assert action("external_directory", glob, project.generation.agent("build").permission) == "deny"
 
 
 def test_per_agent_tools_false_denies_edit(make_project, project_dir, write_file) -> None:
     write_file(project_dir / "opencode.toml", "[agent.build.tools]\nwrite = false\n")
     project = make_project()
 
-    assert action("edit", "x.py", project.agent("build").permission) == "deny"
-    assert action("edit", "x.py", project.agent("general").permission) == "allow"
-    assert {"edit", "write", "apply_patch"} <= disabled(TOOLS, project.agent("build").permission)
+    assert action("edit", "x.py", project.generation.agent("build").permission) == "deny"
+    assert action("edit", "x.py", project.generation.agent("general").permission) == "allow"
+    assert {"edit", "write", "apply_patch"} <= disabled(TOOLS, project.generation.agent("build").permission)
 
 
 def test_global_legacy_tools_and_permission_precedence(make_project, project_dir, write_file) -> None:
@@ -390,7 +391,7 @@ def test_global_legacy_tools_and_permission_precedence(make_project, project_dir
         bash = { "git *" = "allow" }
         """,
     )
-    build = make_project().agent("build").permission
+    build = make_project().generation.agent("build").permission
 
     assert action("bash", "rm x", build) == "deny"
     assert action("bash", "git status", build) == "allow"  # explicit permission entries win
@@ -410,19 +411,19 @@ def test_user_and_agent_permission_order(make_project, project_dir, write_file) 
     )
     project = make_project()
 
-    assert action("bash", "ls", project.agent("build").permission) == "allow"
-    assert action("bash", "ls", project.agent("plan").permission) == "deny"
+    assert action("bash", "ls", project.generation.agent("build").permission) == "allow"
+    assert action("bash", "ls", project.generation.agent("plan").permission) == "deny"
 
 
 def test_default_read_rules(make_project) -> None:
-    build = make_project().agent("build").permission
+    build = make_project().generation.agent("build").permission
 
     assert action("read", "src/app.py", build) == "allow"
     assert action("read", ".env", build) == "ask"
     assert action("read", "config/.env.local", build) == "ask"
     assert action("read", ".env.example", build) == "allow"
     assert action("question", "*", build) == "allow"
-    assert action("question", "*", make_project().agent("general").permission) == "deny"
+    assert action("question", "*", make_project().generation.agent("general").permission) == "deny"
 
 
 def test_task_capable() -> None:
@@ -437,7 +438,7 @@ def test_builtin_agents_task_capability(make_project, project_dir, write_file) -
     write_file(
         project_dir / "opencode.toml", '[agent.reviewer]\nmode = "subagent"\npermission = { task = "deny" }\n'
     )
-    agents = make_project().agents
+    agents = make_project().generation.agents
 
     assert agents["build"].task_capable is True
     assert agents["plan"].task_capable is True
@@ -451,19 +452,19 @@ def test_bad_permission_in_config_is_a_config_error(make_project, project_dir, w
     write_file(project_dir / "opencode.toml", '[permission]\nbash = "sometimes"\n')
 
     with pytest.raises(ConfigError, match="permission"):
-        _ = make_project().agents
+        _ = make_project().generation.agents
 
 
 def test_bad_agent_mode_is_a_config_error(make_project, project_dir, write_file) -> None:
     write_file(project_dir / "opencode.toml", '[agent.x]\nmode = "boss"\n')
 
     with pytest.raises(ConfigError, match=r"agent.x.mode"):
-        _ = make_project().agents
+        _ = make_project().generation.agents
 
 
 def test_unknown_agent_suggests_names(make_project) -> None:
     with pytest.raises(ConfigError, match="did you mean explore"):
-        make_project().agent("explor")
+        make_project().generation.agent("explor")
 
 
 def test_build_agents_directly(tmp_path: Path) -> None:
@@ -565,7 +566,7 @@ def test_config_and_legacy_tools_print_as_written(make_project, project_dir, wri
         edit = { "src/*" = "deny" }
         """,
     )
-    build = make_project().agent("build").permission
+    build = make_project().generation.agent("build").permission
     printed = {rule.source: list(rule.as_dict()) for rule in build if rule.permission in ("webfetch", "edit")}
     assert printed == {"config tools": PERMISSION_ACTION_PATTERN, "permission": PERMISSION_PATTERN_ACTION}
     bash = [rule.as_dict() for rule in build if rule.permission == "bash"]

@@ -64,7 +64,8 @@ def write_as_plan(project: Project, path: str, prompt: Recorder) -> Any:
 def test_plan_rules_are_worktree_relative(git_or_plain_project: Project, data: Path) -> None:
     plans = os.path.relpath(data / "plans" / "*.md", git_or_plain_project.root)
     assert plans.startswith("../") and plans.endswith("/xdg-data/opencode/plans/*.md")
-    edit = [r.as_dict() for r in git_or_plain_project.agents["plan"].permission if r.permission == "edit"]
+    plan = git_or_plain_project.generation.agents["plan"]
+    edit = [r.as_dict() for r in plan.permission if r.permission == "edit"]
     assert edit == [
         {"permission": "edit", "pattern": "*", "action": "deny"},
         {"permission": "edit", "pattern": ".opencode/plans/*.md", "action": "allow"},
@@ -97,7 +98,7 @@ def test_plan_agent_writes_a_global_plan_file_after_the_external_directory_ask(
 def test_the_global_plan_folder_is_not_in_the_external_directory_allowlist(
     git_or_plain_project: Project, data: Path
 ) -> None:
-    rules = git_or_plain_project.agents["plan"].permission
+    rules = git_or_plain_project.generation.agents["plan"].permission
     assert evaluate("external_directory", f"{data / 'plans'}/*", rules).action == "ask"
     assert (
         evaluate("edit", os.path.relpath(data / "plans" / "y.md", git_or_plain_project.root), rules).action

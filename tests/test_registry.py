@@ -69,7 +69,7 @@ def test_invalid_is_registered_but_never_offered(make_project) -> None:
     assert "invalid" in [e.id for e in registry.all()]
     assert "invalid" not in ids(project.tools())
     for model in (None, ModelRef.parse("gpt-5"), ModelRef.parse("anthropic/claude-sonnet-4-5")):
-        offer = project.offer(model)
+        offer = project.generation.offer(model)
         assert "invalid" in [h.entry.id for h in offer.hidden]
         assert "invalid" not in ids(offer.tools)
     # it can still be run (calls are repaired into it)
@@ -137,7 +137,7 @@ def test_non_tool_attributes_are_ignored(make_project, project_dir, write_file) 
 
     assert file_ids == ["mixed", "mixed_add"]
     assert project.run_tool("mixed_add", {"a": 2, "b": 3}).output == "5"
-    record = next(r for r in project.plugin_records() if r.kind == "file")
+    record = next(r for r in project.generation.plugin_records() if r.kind == "file")
     assert (record.name, record.status, record.tools) == ("mixed", "loaded", ["mixed", "mixed_add"])
 
 
@@ -295,7 +295,7 @@ def test_broken_tool_file_never_breaks_listing(
 
     assert "hello" in offered and "read" in offered
     assert "bad" not in project.registry.entries
-    record = next(r for r in project.plugin_records() if r.name == "bad")
+    record = next(r for r in project.generation.plugin_records() if r.name == "bad")
     assert record.status == "failed"
     assert record.kind == "file"
     assert f"{bad}:{line}" in record.error
@@ -468,7 +468,7 @@ def test_gated_tools_are_registered_but_not_offered(make_project) -> None:
     assert "gated_one" in registry.entries
     assert "gated_one" not in [e.id for e in registry.all()]
     assert "gated_one" not in ids(project.tools())
-    assert [h.reason for h in project.offer().hidden if h.entry.id == "gated_one"] == [
+    assert [h.reason for h in project.generation.offer().hidden if h.entry.id == "gated_one"] == [
         "needs OPENCODE_FAKE_FLAG"
     ]
 
@@ -480,7 +480,7 @@ def test_disabled_plugin_is_blocked(make_project, project_dir, write_file) -> No
         plugins=[("demo", StandIns(names=("demo_tool",))), ("other", StandIns(names=("x1",)))]
     )
 
-    record = next(r for r in project.plugin_records() if r.name == "demo")
+    record = next(r for r in project.generation.plugin_records() if r.name == "demo")
     assert record.status == "blocked"
     assert "demo_tool" not in project.registry.entries
     assert "x1" in project.registry.entries
@@ -605,7 +605,7 @@ def test_apply_patch_versus_edit_and_write(make_project, model, offered, hidden)
 
     assert offered <= shown
     assert not (hidden & shown)
-    reasons = {h.entry.id: h.reason for h in project.offer(ModelRef.parse(model)).hidden}
+    reasons = {h.entry.id: h.reason for h in project.generation.offer(ModelRef.parse(model)).hidden}
     assert hidden <= set(reasons)
 
 
@@ -632,7 +632,7 @@ def test_without_a_model_every_stand_in_is_offered(make_project) -> None:
 )
 def test_websearch_provider_rule(make_project, model, extra_env, offered) -> None:
     project = make_project(extra_env=extra_env, plugins=[("demo", StandIns())])
-    hidden = {h.entry.id: h.reason for h in project.offer(ModelRef.parse(model)).hidden}
+    hidden = {h.entry.id: h.reason for h in project.generation.offer(ModelRef.parse(model)).hidden}
 
     assert ("websearch" not in hidden) is offered
     assert ("websearch" in ids(project.tools(ModelRef.parse(model)))) is offered
@@ -651,7 +651,8 @@ def test_per_model_filters_go_by_id_whatever_the_source(make_project) -> None:
     project = make_project(plugins=[("demo", StandIns(names=("apply_patch",)))])
 
     hidden = {
-        h.entry.id: h.reason for h in project.offer(ModelRef.parse("anthropic/claude-sonnet-4-5")).hidden
+        h.entry.id: h.reason
+        for h in project.generation.offer(ModelRef.parse("anthropic/claude-sonnet-4-5")).hidden
     }
     assert project.registry.get("apply_patch").source.kind == "plugin"
     assert "apply_patch" in hidden

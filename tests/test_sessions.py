@@ -167,7 +167,7 @@ def test_a_child_session_inherits_denies_and_is_denied_task_and_todowrite(
     assert evaluate("todowrite", "*", rules).action == "deny"
     assert evaluate("webfetch", "*", rules).action == "deny"  # experimental.primary_tools
     assert {"task", "todowrite"}.isdisjoint(
-        d.id for d in project.offer(agent=child.agent, rules=child.rules).tools
+        d.id for d in project.generation.offer(agent=child.agent, rules=child.rules).tools
     )
     external = [rule for rule in child.rules if rule.permission == "external_directory"]
     assert external and all(rule.source.startswith("parent") for rule in external)
@@ -201,7 +201,7 @@ def test_a_subagent_that_mentions_task_keeps_its_own_rule(
 def test_tools_config_switches_a_tool_off_by_id(make_project: ProjectFactory, project_dir: Path) -> None:
     (project_dir / "opencode.toml").write_text('[tools]\nwebfetch = false\n"todo*" = false\n')
     project = make_project()
-    offer = project.offer()
+    offer = project.generation.offer()
     hidden = {h.entry.id: h.reason for h in offer.hidden}
     assert hidden["webfetch"] == "switched off by [tools] in config"
     assert hidden["todowrite"] == "switched off by [tools] in config"
@@ -250,7 +250,7 @@ def test_sources_can_report_a_change_and_only_that_source_is_rebuilt(make_projec
 
     project = make_project()
     source = Counter()
-    project.add_source(source)
+    project.sources.add(source)
     assert "counter_v1" in project.registry.entries
     reports: list[Any] = []
 
@@ -297,7 +297,7 @@ def test_without_a_watcher_the_project_rebuilds_a_source_that_reports_a_change(
     project = make_project()
     assert "read" in project.registry.entries  # the registry is built before the source comes
     source = Versioned()
-    project.add_source(source)
+    project.sources.add(source)
     assert "v1" in project.registry.entries and project.generation.number == 2
     source.version = 2
     source.report_change()

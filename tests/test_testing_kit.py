@@ -225,10 +225,10 @@ def test_make_opencode_project_names_and_registers_plugins(make_opencode_project
 
     project = make_opencode_project(Pinger(), Pinger(), ("odd", Unknown()))
     project.registry.entries  # noqa: B018 - building the registry runs register_tools
-    names = [record.name for record in project.plugin_records() if record.kind == "entrypoint"]
+    names = [record.name for record in project.generation.plugin_records() if record.kind == "entrypoint"]
     assert names == ["Pinger", "Pinger-2", "odd"]
     assert project.plugins.record_for("Pinger").tools == ["ping"]
-    assert [r.status for r in project.plugin_records() if r.name == "odd"] == ["failed"]
+    assert [r.status for r in project.generation.plugin_records() if r.name == "odd"] == ["failed"]
     assert any("plugin odd failed to load" in warning for warning in opencode_warnings)
 
 

@@ -208,7 +208,7 @@ def test_a_tool_files_toolbox_is_named_after_the_file_and_replaced_on_reload(
     assert project.run_tool("notes_add", {"text": "a"}).output == "1 kept (v1)"
     assert project.run_tool("notes_add", {"text": "b"}).output == "2 kept (v1)"
     write_notes(project_dir, "v2")
-    project.install(project.prepare(project.source_keys([path])))
+    project.generations.install(project.generations.prepare(project.sources.keys([path])))
     assert project.run_tool("notes_add", {"text": "c"}).output == "1 kept (v2)"  # the new file's toolbox
     assert log.read_text().splitlines() == ["setup v1", "teardown v1", "setup v2"]
     project.close()

@@ -125,7 +125,8 @@ def test_default_limits_are_2000_lines_and_51200_bytes(tmp_path: Path) -> None:
 
 def test_limits_without_config_are_the_constants(make_project) -> None:
     project = make_project()
-    assert (project.truncator.max_lines, project.truncator.max_bytes) == (MAX_LINES, MAX_BYTES)
+    truncator = project.generation.truncator
+    assert (truncator.max_lines, truncator.max_bytes) == (MAX_LINES, MAX_BYTES)
 
 
 def test_limits_come_from_tool_output_config(make_project, project_dir: Path, write_file) -> None:
@@ -133,13 +134,13 @@ def test_limits_come_from_tool_output_config(make_project, project_dir: Path, wr
 
     project = make_project()
 
-    assert (project.truncator.max_lines, project.truncator.max_bytes) == (123, 456)
+    assert (project.generation.truncator.max_lines, project.generation.truncator.max_bytes) == (123, 456)
 
 
 def test_config_max_lines_applies(make_project, project_dir: Path, write_file) -> None:
     write_file(project_dir / "opencode.toml", "[tool_output]\nmax_lines = 10\nmax_bytes = 104857600\n")
 
-    result = make_project().truncator.output(lines(100))
+    result = make_project().generation.truncator.output(lines(100))
 
     assert result.truncated is True
     assert "...90 lines truncated..." in result.content
@@ -148,7 +149,7 @@ def test_config_max_lines_applies(make_project, project_dir: Path, write_file) -
 def test_config_max_bytes_applies(make_project, project_dir: Path, write_file) -> None:
     write_file(project_dir / "opencode.toml", "[tool_output]\nmax_lines = 100000\nmax_bytes = 100\n")
 
-    result = make_project().truncator.output("a" * 1000)
+    result = make_project().generation.truncator.output("a" * 1000)
 
     assert result.truncated is True
     assert "bytes truncated..." in result.content
@@ -156,7 +157,7 @@ def test_config_max_bytes_applies(make_project, project_dir: Path, write_file) -
 
 def test_per_call_options_override_config(make_project, project_dir: Path, write_file) -> None:
     write_file(project_dir / "opencode.toml", "[tool_output]\nmax_lines = 10\nmax_bytes = 100\n")
-    truncator = make_project().truncator
+    truncator = make_project().generation.truncator
     text = lines(50)
 
     assert truncator.output(text).truncated is True
@@ -170,16 +171,16 @@ def test_config_limits_must_be_positive_integers(make_project, project_dir: Path
     write_file(project_dir / "opencode.toml", f"[tool_output]\nmax_lines = {value}\n")
 
     with pytest.raises(ConfigError, match=r"tool_output.max_lines"):
-        _ = make_project().truncator
+        _ = make_project().generation.truncator
 
 
 def test_project_spill_directory_is_under_xdg_data_home(make_project, env: dict[str, str]) -> None:
     project = make_project()
-    result = project.truncator.output(lines(3000))
+    result = project.generation.truncator.output(lines(3000))
 
     expected = Path(env["XDG_DATA_HOME"]) / "opencode" / "tool-output"
     assert Path(result.output_path).parent == expected
-    assert project.truncator.glob == str(expected / "*")
+    assert project.generation.truncator.glob == str(expected / "*")
 
 
 def test_spill_directory_defaults_to_local_share(make_project, env: dict[str, str], home: Path) -> None:
@@ -188,7 +189,7 @@ def test_spill_directory_defaults_to_local_share(make_project, env: dict[str, st
 
     project = Project(make_project().directory, env=env_without_xdg, autoload_plugins=False)
 
-    assert project.truncator.directory == home / ".local" / "share" / "opencode" / "tool-output"
+    assert project.generation.truncator.directory == home / ".local" / "share" / "opencode" / "tool-output"
 
 
 def test_large_single_line(truncator: Truncator) -> None:

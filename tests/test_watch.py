@@ -129,7 +129,7 @@ def test_a_syntax_error_keeps_the_last_good_tool_and_names_file_and_line(
             assert report.kept == {str(hello): ["hello"]}
             result = await project.session().execute("hello", {"name": "ada"})
             assert result.output == "hello ada"  # the last good version still runs
-            record = next(r for r in project.plugin_records() if r.location == str(hello))
+            record = next(r for r in project.generation.plugin_records() if r.location == str(hello))
             assert record.status == "failed" and record.tools == ["hello"]
 
             write(hello, HELLO_LOUD)
@@ -171,12 +171,12 @@ def test_a_config_change_reloads_and_invalid_toml_keeps_the_generation(
 
     async def main() -> None:
         async with project.watch() as watcher:
-            assert project.truncator.max_lines == 2000
+            assert project.generation.truncator.max_lines == 2000
             config.write_text("[tool_output]\nmax_lines = 3\n")
             report = await report_where(watcher, lambda r: bool(r.config))
             assert report.files == [str(config)]
             assert report.config == ['+ tool_output = {"max_lines": 3}']
-            assert project.truncator.max_lines == 3
+            assert project.generation.truncator.max_lines == 3
             assert "config changed" in report.summary()
 
             config.write_text("[tool_output\nmax_lines = 4\n")
@@ -184,7 +184,7 @@ def test_a_config_change_reloads_and_invalid_toml_keeps_the_generation(
             assert report.generation == watcher.current.number
             [error] = report.errors
             assert str(config) in error and "line 1" in error
-            assert project.truncator.max_lines == 3  # the last good generation stays
+            assert project.generation.truncator.max_lines == 3  # the last good generation stays
 
     run(main())
 

@@ -149,9 +149,10 @@ def _config_paths(project: Any) -> list[Path]:
 
 
 def model_of(project: Any, text: str | None) -> Any:
-    """The model ``text`` names (or the config's ``model``), as :meth:`Project.model` reads it; a warning
-    on stderr, with the close matches, when no rule recognises it (see :meth:`ModelRef.unrecognised`)."""
-    model = project.model(text)
+    """The model ``text`` names (or the config's ``model``), as
+    :meth:`Generation.model <opencode_cli.generation.Generation.model>` reads it; a warning on stderr, with
+    the close matches, when no rule recognises it (see :meth:`ModelRef.unrecognised`)."""
+    model = project.generation.model(text)
     if model is None:
         return None
     tables = project.generation.providers

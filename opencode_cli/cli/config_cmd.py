@@ -85,7 +85,7 @@ def path(as_json: bool) -> None:
         project = make_project(quiet=False)
         files = config_files(project.directory, project.worktree, project.env)
         inline = [s for s in project.config.sources if s.path is None]
-        directories = project.config_dirs
+        directories = project.generation.config_dirs
         target = write_target(project, False)
     if as_json:
         print_json(

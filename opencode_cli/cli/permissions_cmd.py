@@ -16,7 +16,7 @@ def check(permission: str, pattern: str, agent_name: str | None, as_json: bool) 
     permission no tool asks (a typo) gets a warning on stderr with the close matches."""
     with friendly_errors():
         project = make_project()
-        agent = project.agent(agent_name)
+        agent = project.generation.agent(agent_name)
         rule = evaluate(permission, pattern, agent.permission)
         origin = rule_origin(project.config, rule)
         problem = unasked_in(project, permission)
@@ -67,7 +67,7 @@ def list_agents(as_json: bool) -> None:
     """Print every agent (disabled ones are gone) with its mode, description and the model settings
     its config sets."""
     with friendly_errors():
-        agents = list(make_project().agents.values())
+        agents = list(make_project().generation.agents.values())
     if as_json:
         print_json({"agents": [agent.as_dict() for agent in agents]})
         return

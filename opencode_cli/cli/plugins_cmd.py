@@ -9,7 +9,7 @@ def list_plugins(as_json: bool) -> None:
     """Print every plugin and tool file with its version, source, hooks, tools and status."""
     with friendly_errors():
         project = make_project()
-        records = with_mcp(project, project.plugin_records)
+        records = with_mcp(project, lambda: project.generation.plugin_records())
     if as_json:
         print_json({"plugins": [record.as_dict() for record in records]})
         return

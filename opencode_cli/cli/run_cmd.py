@@ -67,8 +67,8 @@ def run(
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
         if title:
             options["title"] = title
-        ref = project.model(model_text)
-        project.agent(agent)  # an unknown agent is a usage error before anything starts
+        ref = project.generation.model(model_text)
+        project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
     printer: _Printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()
     started: list[Any] = []

@@ -19,7 +19,7 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
         directory=project.directory,
         worktree=project.worktree,
         env=project.env,
-        spill=project.truncator.directory,
+        spill=project.generation.truncator.directory,
     )
     problem = support.shortfall(settings)
     if not settings.on:
@@ -56,7 +56,7 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
             env=project.env,
         )  # fmt: skip
         patterns = scan.patterns or [command]
-        decision = _sandbox.decide(patterns, project.agent(agent_name).permission)
+        decision = _sandbox.decide(patterns, project.generation.agent(agent_name).permission)
         sandboxed = settings.on and decision != "allow" and status in ("enforced", "degraded")
         data["command"] = {
             "command": command,

@@ -40,14 +40,14 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
     with friendly_errors():
         project = make_project()
         model = model_of(project, model_text)
-        offer = with_mcp(project, lambda: project.offer(model, agent))
+        offer = with_mcp(project, lambda: project.generation.offer(model, agent))
         offered = offer.tools
         hidden = offer.hidden if show_all else []
     if as_json:
         print_json(
             {
                 "model": str(model) if model else None,
-                "agent": project.agent(agent).name,
+                "agent": project.generation.agent(agent).name,
                 "tools": [
                     {
                         "id": d.id,
@@ -101,7 +101,7 @@ def inspect_tool(
 
         def look() -> tuple[Any, Any, Any]:
             entry = project.registry.get(tool_id)
-            offer = project.offer(model, agent)
+            offer = project.generation.offer(model, agent)
             offered = next((d for d in offer.tools if d.id == entry.id), None)  # as the model is told it
             return entry, offered or project.registry.definition(entry, model), offer
 

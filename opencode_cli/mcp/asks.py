@@ -37,6 +37,11 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from ..context import ToolContext
 
+#: The ``ctx.extra`` key of a host's elicitor: called in the call's context, it returns an async
+#: ``ask(message, requested_schema)`` giving the SDK's ``ElicitResult`` (or ``None``: unanswered) that
+#: puts a form to the person behind the host's client, or ``None`` when nobody can be asked (``mcp serve``
+#: sets it: a configured server's ``elicitation/create`` is forwarded through it).
+ELICITOR = "mcp_elicitor"
 #: The ``ctx.extra`` key of the session's elicitation callback.
 ELICIT = "elicit"
 #: The permission a sampling request asks (the pattern is the server's name).
@@ -253,8 +258,6 @@ class CallAsks:
     session's callbacks, permissions and model)."""
 
     def __init__(self, server: str, ctx: ToolContext) -> None:
-        from .source import ELICITOR
-
         self.server = server
         self.ctx = ctx
         # a host serving this call onwards (opencode mcp serve) can put a form to its own client: the

@@ -83,7 +83,7 @@ class McpServers:
             return []
         if self._resources is None:
             self._resources = ResourceSource(self)
-            self._resources.on_change = self.project.source_changed
+            self._resources.on_change = self.project.sources.changed
         self._resources.configured = configured  # type: ignore[attr-defined] # the generation being built
         found: list[Source] = [self._resources]
         for name, server in configured.items():
@@ -92,7 +92,7 @@ class McpServers:
             known = self._sources.get(name)
             if known is None or known[0] != server:
                 source = McpSource(server, self)
-                source.on_change = self.project.source_changed
+                source.on_change = self.project.sources.changed
                 self._sources[name] = known = (server, source)
             found.append(known[1])
         return found

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import Tool, ToolResult, ToolSource
 from ..sources import Contribution, Source
+from .asks import ELICITOR
 from .naming import MAX_ID, renamed, sanitize
 
 __all__ = [
@@ -39,11 +40,6 @@ if TYPE_CHECKING:
 
 #: The ``ctx.extra`` key of a host's sink for an MCP tool's progress: ``sink(progress, total, message)``.
 PROGRESS_SINK = "mcp_progress"
-#: The ``ctx.extra`` key of a host's elicitor: called in the call's context, it returns an async
-#: ``ask(message, requested_schema)`` giving the SDK's ``ElicitResult`` (or ``None``: unanswered) that
-#: puts a form to the person behind the host's client, or ``None`` when nobody can be asked (``mcp serve``
-#: sets it: a configured server's ``elicitation/create`` is forwarded through it).
-ELICITOR = "mcp_elicitor"
 #: The ``ctx.extra`` key of a host's sink for an MCP tool's result as its server sent it (the SDK's
 #: ``CallToolResult``), called before the result is mapped for the model.
 RESULT_SINK = "mcp_result"

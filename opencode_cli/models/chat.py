@@ -83,7 +83,7 @@ async def resolve_model(project: Project, model: ModelRef | str | None = None) -
     Raises :class:`~opencode_cli.models.errors.ModelChoiceError` (one line) when no model is named, the
     provider or the model is unknown, or the provider is unsupported.
     """
-    ref = project.model(model)
+    ref = project.generation.model(model)
     if ref is None:
         raise errors.no_model()
     catalog = await load_catalog(project)

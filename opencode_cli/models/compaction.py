@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .conversation import conversation, is_pruned
+
 if TYPE_CHECKING:
     from ..session import Session
     from .chat import ChatModel
@@ -26,10 +28,6 @@ OUTPUT_TOKEN_MAX = 32_000
 PRUNE_PROTECT = 40_000
 #: Pruning happens only when it frees at least this many tokens.
 PRUNE_MINIMUM = 20_000
-#: What a pruned tool output reads as for the model (core spec §6.3).
-CLEARED = "[Old tool result content cleared]"
-#: The compaction request as the model sees it in the continued history.
-COMPACTION_QUESTION = "What did we do so far?"
 #: The synthetic user message after an automatic compaction.
 CONTINUE = "Continue if you have next steps"
 
@@ -103,30 +101,11 @@ def prune(session: Session) -> int:
     return cleared
 
 
-def is_pruned(part: Any) -> bool:
-    """Whether a tool part's output was cleared by :func:`prune`."""
-    return bool((part.metadata or {}).get("compacted"))
-
-
-def history(session: Session) -> list[Any]:
-    """The transcript's messages the model is sent: from the last completed compaction on (its request
-    and its summary first), or all of them."""
-    from ..transcript import CompactionPart
-
-    messages = session.transcript.messages
-    for index in range(len(messages) - 1, 0, -1):
-        answer, request = messages[index], messages[index - 1]
-        if answer.summary and answer.completed and any(isinstance(p, CompactionPart) for p in request.parts):
-            return messages[index - 1 :]
-    return list(messages)
-
-
 async def compact(session: Session, model: ChatModel, *, auto: bool, on_text: Any = None) -> str:
     """Summarise the session with ``model`` and mark it compacted; the summary's text."""
     from ..transcript import CompactionPart, TextPart
     from .base import Message, TextDelta
     from .hooks import CompactingOutput
-    from .loop import conversation
 
     if enabled(session, "prune"):
         prune(session)

@@ -11,7 +11,6 @@ session, so a run can be resumed). An abort stops the stream or the tools in fli
 from __future__ import annotations
 
 import asyncio
-import json
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .compaction import CLEARED, is_pruned
+from .conversation import conversation
 from .hooks import ChatParams, EventRelay, PreparedRequest
 
 if TYPE_CHECKING:
@@ -75,54 +74,6 @@ def system_parts(session: Session) -> list[str]:
         ]
     )
     return [prompt, environment]
-
-
-def conversation(session: Session) -> list[Any]:
-    """The transcript as chat messages (after the system prompt): a user message's text parts joined
-    and its files (images, PDFs) carried; an assistant's text and calls, then one tool message for each
-    call, with the files of its result."""
-    from ..transcript import CompactionPart, FilePart, TextPart, ToolCallPart
-    from .base import Message, ToolCallRequest
-    from .compaction import COMPACTION_QUESTION, history
-
-    messages: list[Any] = []
-    for message in history(session):
-        if message.role == "user":
-            texts = [part.text for part in message.parts if isinstance(part, TextPart)]
-            if any(isinstance(part, CompactionPart) for part in message.parts):
-                texts.append(COMPACTION_QUESTION)
-            files = [_file(part) for part in message.parts if isinstance(part, FilePart)]
-            messages.append(Message("user", "\n\n".join(texts), files=files))
-            continue
-        text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
-        calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
-        if not text and not calls:
-            continue
-        requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
-        extra = getattr(message, "provider_state", None) or {}
-        messages.append(Message("assistant", text or None, tool_calls=requests, extra=extra))
-        for part in calls:
-            shown = part.status == "completed" and not is_pruned(part)
-            files = [_file(item) for item in part.attachments] if shown else []
-            messages.append(Message("tool", _tool_text(part), tool_call_id=part.call_id, files=files))
-    return messages
-
-
-def _file(part: Any) -> Any:
-    from .base import FileContent
-
-    return FileContent(part.mime, part.url, part.filename)
-
-
-def _tool_text(part: Any) -> str:
-    """What the model sees for a finished (or interrupted) call (core spec §6.3)."""
-    from ..contract import INTERRUPTED
-
-    if part.status == "completed":
-        return CLEARED if is_pruned(part) else (part.output or "")
-    if part.status == "error":
-        return part.error or ""
-    return INTERRUPTED
 
 
 async def run(
@@ -217,7 +168,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
     """The steps of a run: a request, its tool calls, again, until the model answers."""
     from ..contract import AbortedError
     from ..loops import until_aborted
-    from ..session import ToolCall
+    from ..parts import ToolCall
     from ..wire import render
     from . import compaction
     from .base import TextDelta, ToolCalls
@@ -274,7 +225,7 @@ def rejected(part: ToolPart) -> bool:
     """Whether a call failed because its permission ask was rejected without feedback (or refused with
     nobody to ask), or the user dismissed its questions: what ends OpenCode's loop."""
     from ..errors import RejectedError
-    from ..session import DOOM_LOOP_REFUSED
+    from ..parts import DOOM_LOOP_REFUSED
     from ..tools._question import DISMISSED
 
     ending = (RejectedError.MESSAGE, DISMISSED, DOOM_LOOP_REFUSED.format(tool=part.tool))

@@ -34,7 +34,7 @@ def skills_of(project: Project | None, ctx: ToolContext | None) -> Skills:
     """``project``'s skills; without a project, those found from the call's (or this process's)
     directory and environment."""
     if project is not None:
-        return project.skills
+        return project.generation.skills
     from ..config import config_directories, find_worktree
     from ..config import load as load_config
 

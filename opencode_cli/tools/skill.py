@@ -1,6 +1,6 @@
 """``skill``: hand the model the instructions of a skill, with a sample of its files (builtin spec §13).
 
-Skills are the project's (:attr:`opencode_cli.project.Project.skills`, see :mod:`opencode_cli.skills`);
+Skills are the project's (:attr:`opencode_cli.generation.Generation.skills`, see :mod:`opencode_cli.skills`);
 a tool built without a project finds them from the call's directory and environment. The description
 lists the skills that have a description (upstream puts that list in the system prompt, which this
 package does not have).

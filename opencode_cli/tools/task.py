@@ -81,7 +81,7 @@ async def execute(params: TaskParameters, ctx: ToolContext) -> ToolResult:
             always=["*"],
             metadata={"description": params.description, "subagent_type": params.subagent_type},
         )
-    if params.subagent_type not in project.agents:
+    if params.subagent_type not in project.generation.agents:
         raise ToolError(f"Unknown agent type: {params.subagent_type} is not a valid agent type")
     child = _child(session, params)
     model = child.model.as_dict() if child.model is not None else None

@@ -22,7 +22,7 @@ lost. No service is restarted by a reload.
 
 **Between calls, never during one.** A host marks each call, or each turn (``session.resolve()`` then
 ``session.dispatch(call)``), with ``with watcher.hold():`` (the project's
-:meth:`~opencode_cli.project.Project.hold`). While any hold is open a finished generation waits as
+:meth:`~opencode_cli.generations.Generations.hold`). While any hold is open a finished generation waits as
 *pending*; the last hold to close installs it (a newer build replaces a pending one). So the tools a
 model was offered are the tools its calls find, and a call in flight keeps the generation it started
 with. (A call that is not held still finishes with the tool object it looked up, but the swap may land

@@ -114,17 +114,17 @@ class Watcher:
     @property
     def model(self) -> ModelRef | None:
         """The model whose offer reports compare (``None``: no per-model rule applies)."""
-        return self._model_for(self.project.generation)
+        return self.project.generation.model(self._model)
 
     @property
     def pending(self) -> bool:
         """Whether a built generation waits for the calls in flight to finish."""
-        return self.project.pending
+        return self.project.generations.pending
 
     @property
     def in_flight(self) -> int:
         """How many holds are open."""
-        return self.project.in_flight
+        return self.project.generations.in_flight
 
     @property
     def notice(self) -> str:
@@ -135,9 +135,10 @@ class Watcher:
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[GenerationView]:
-        """Keep the current generation for a call or a turn (:meth:`Project.hold`): no swap happens until
-        every hold closes. Usable from async code and from threads; it never blocks."""
-        with self.project.hold() as generation:
+        """Keep the current generation for a call or a turn (:meth:`Generations.hold
+        <opencode_cli.generations.Generations.hold>`): no swap happens until every hold closes. Usable from
+        async code and from threads; it never blocks."""
+        with self.project.generations.hold() as generation:
             yield self._view(generation)
 
     def reload(self, paths: Iterable[str | Path] = ()) -> ChangeReport | None:
@@ -171,21 +172,10 @@ class Watcher:
         while len(self._views) > 4:
             self._views.pop(next(iter(self._views)))
 
-    def _model_for(self, generation: ProjectGeneration) -> ModelRef | None:
-        from ..modelref import ModelRef
-
-        model = ModelRef.coerce(self._model)
-        if model is not None:
-            return model
-        configured = generation.config.get("model")
-        return ModelRef.coerce(configured) if isinstance(configured, str) else None
-
     def _snapshot(self, generation: ProjectGeneration) -> tuple[dict[str, ToolInfo], dict[str, str]]:
         from ..plugins import describe_exception
 
-        offer = self.project.offer(
-            self._model_for(generation), self.agent, generation=generation, schemas=True
-        )
+        offer = generation.offer(generation.model(self._model), self.agent, schemas=True)
         tools: dict[str, ToolInfo] = {}
         failures: dict[str, str] = {}
         for definition in offer.tools:

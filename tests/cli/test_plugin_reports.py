@@ -133,7 +133,7 @@ def test_a_tool_file_whose_tool_cannot_be_built_names_its_line(
         """,
     )
     project = make_project()
-    record = next(r for r in project.plugin_records() if r.kind == "file")
+    record = next(r for r in project.generation.plugin_records() if r.kind == "file")
     assert record.status == "failed"
     assert record.error == (
         f"{path}:4: TypeError: tool 'default': *args and **kwargs parameters cannot be described to a model"
@@ -162,7 +162,7 @@ def test_a_tool_file_without_description_or_types_is_warned_about(
     assert f"{path}:4: tool 'vague' has no description" in warnings.text()
     assert f"{path}:4: tool 'vague': parameter 'city' has no type" in warnings.text()
     assert "'days'" not in warnings.text()
-    record = next(r for r in project.plugin_records() if r.kind == "file")
+    record = next(r for r in project.generation.plugin_records() if r.kind == "file")
     assert record.status == "loaded" and len(record.warnings) == 2
 
 

@@ -15,7 +15,7 @@ from opencode_cli.policy import CALLED_FROM_CODE
 def _offer(project: Any, **options: Any) -> Any:
     async def main() -> Any:
         await project.open()
-        return project.offer(**options)
+        return project.generation.offer(**options)
 
     return run(main())
 
@@ -53,7 +53,7 @@ def test_no_execute_without_a_visible_mcp_tool(make_project: Any, project_dir: P
     assert {h.entry.id: h.reason for h in denied.hidden}["execute"].startswith("offered only when MCP tools")
 
     (project_dir / "opencode.toml").unlink()
-    none = make_project(extra_env=CODE_MODE).offer()
+    none = make_project(extra_env=CODE_MODE).generation.offer()
     assert "execute" not in none.ids()
 
 

@@ -278,7 +278,7 @@ def test_builtins_are_callable_when_switched_on(make_project: Any, project_dir: 
 
     async def main() -> tuple[str, ToolPart, ToolPart]:
         await project.open()
-        description = next(d for d in project.offer().tools if d.id == "execute").description
+        description = next(d for d in project.generation.offer().tools if d.id == "execute").description
         parts = await scripts(
             project,
             "await tools.builtin.read(filePath='notes.txt')",

@@ -26,7 +26,7 @@ def test_the_signature_and_the_value_agree(make_project: Any, project_dir: Path)
 
     async def description() -> str:
         await project.open()
-        return next(tool for tool in project.offer().tools if tool.id == "execute").description
+        return next(tool for tool in project.generation.offer().tools if tool.id == "execute").description
 
     text = run(description())
     assert 'tools.typed.add(a: int, b: int) -> {"result": int}' in text

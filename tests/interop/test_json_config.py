@@ -136,10 +136,10 @@ def summary(project) -> dict:
                 "prompt": agent.prompt,
                 "description": agent.description,
             }
-            for name, agent in project.agents.items()
+            for name, agent in project.generation.agents.items()
         },
         "mcp": found,
-        "limits": (project.truncator.max_lines, project.truncator.max_bytes),
+        "limits": (project.generation.truncator.max_lines, project.generation.truncator.max_bytes),
     }
 
 

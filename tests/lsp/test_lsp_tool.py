@@ -177,9 +177,11 @@ def test_bad_positions_and_operations_are_validation_errors(
 
 
 def test_the_tool_is_offered_only_with_its_flag(make_project: ProjectFactory, ty_project: Path) -> None:
-    assert "lsp" not in make_project().offer().ids()
-    assert "lsp" in make_project(extra_env={"OPENCODE_EXPERIMENTAL_LSP_TOOL": "true"}).offer().ids()
-    assert "lsp" in make_project(extra_env={"OPENCODE_EXPERIMENTAL": "true"}).offer().ids()
+    assert "lsp" not in make_project().generation.offer().ids()
+    assert (
+        "lsp" in make_project(extra_env={"OPENCODE_EXPERIMENTAL_LSP_TOOL": "true"}).generation.offer().ids()
+    )
+    assert "lsp" in make_project(extra_env={"OPENCODE_EXPERIMENTAL": "true"}).generation.offer().ids()
 
 
 def test_lsp_false_turns_every_server_off(
@@ -204,7 +206,7 @@ def test_a_server_command_that_does_not_exist_is_a_clear_error(
 
 
 def test_description_and_parameters(make_project: ProjectFactory, lsp_env: dict[str, str]) -> None:
-    [tool] = [t for t in make_project(extra_env=lsp_env).offer().tools if t.id == "lsp"]
+    [tool] = [t for t in make_project(extra_env=lsp_env).generation.offer().tools if t.id == "lsp"]
     schema = tool.parameters
     assert schema["required"] == ["operation", "filePath", "line", "character"]
     assert schema["properties"]["operation"]["enum"] == [

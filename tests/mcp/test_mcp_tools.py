@@ -55,7 +55,7 @@ def test_tools_are_listed_with_ids_sources_and_converted_schemas(
     async def main() -> Any:
         async with project:
             await project.open()
-            return project.offer(), project.mcp.statuses()
+            return project.generation.offer(), project.mcp.statuses()
 
     offer, [status] = run(main())
     ids = offer.ids()
@@ -194,7 +194,7 @@ def test_broken_servers_are_failed_and_the_others_go_on(
     async def main() -> Any:
         async with project:
             await project.open()
-            return {s.name: s for s in project.mcp.statuses()}, project.offer().ids()
+            return {s.name: s for s in project.mcp.statuses()}, project.generation.offer().ids()
 
     statuses, ids = run(main())
     assert statuses["demo"].status == "connected" and "demo_echo" in ids and "read" in ids
@@ -325,7 +325,7 @@ def test_the_everything_server(
             await project.open()
             async with project.session(prompt=allow) as session:
                 echo = await session.execute("everything_echo", {"message": "hello"})
-                return echo.output, project.offer().ids(), project.mcp.statuses()
+                return echo.output, project.generation.offer().ids(), project.mcp.statuses()
 
     output, ids, [status] = run(main())
     assert "hello" in output
@@ -521,7 +521,7 @@ def test_no_resource_tools_without_a_server_that_has_resources(
     async def main() -> list[str]:
         async with project:
             await project.open()
-            return project.offer().ids()
+            return project.generation.offer().ids()
 
     ids = run(main())
     assert "plain_ping" in ids and "list_mcp_resources" not in ids

@@ -227,7 +227,9 @@ def test_the_status_follows_the_process_and_the_next_call_reconnects(
                 assert (await session.execute("demo_leave", {"code": 4})).output == "bye"
                 status = await until(lambda: (s := status_of(project, "demo")).status == "failed" and s)
                 assert status.error == "exited with code 4; stderr: demo: leaving with code 4"
-                assert "demo_echo" in project.offer().ids()  # its tools stay while it is not running
+                assert (
+                    "demo_echo" in project.generation.offer().ids()
+                )  # its tools stay while it is not running
                 # the next call starts it again, without failing first
                 assert (await session.execute("demo_echo", {"text": "again"})).output == "again"
                 assert status_of(project, "demo").pid not in (None, first)

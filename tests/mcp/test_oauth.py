@@ -187,7 +187,7 @@ def test_an_unauthenticated_server_needs_authentication_and_its_tools_are_absent
     async def main() -> Any:
         async with project:
             await project.open()
-            return project.offer(), project.mcp.statuses()
+            return project.generation.offer(), project.mcp.statuses()
 
     import asyncio
 

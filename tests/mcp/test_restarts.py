@@ -47,7 +47,7 @@ def test_a_call_made_right_after_the_server_died_starts_it_again(
                 result = await session.execute("demo_echo", {"text": "again"})
             assert result.output == "again"
             assert project.mcp.peek("demo").pid not in (None, pid)
-            assert "demo_echo" in project.offer().ids()
+            assert "demo_echo" in project.generation.offer().ids()
 
     asyncio.run(asyncio.wait_for(main(), 120))
 
@@ -63,7 +63,7 @@ def test_a_server_that_never_started_is_offered_nothing_and_its_tool_says_why(
         async with project:
             await project.open()
             if listed:
-                assert not any(tool_id.startswith("broken_") for tool_id in project.offer().ids())
+                assert not any(tool_id.startswith("broken_") for tool_id in project.generation.offer().ids())
             async with project.session(prompt=allow) as session:
                 with pytest.raises(UnavailableToolError) as raised:
                     await session.execute("broken_ok", {})

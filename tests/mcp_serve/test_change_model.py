@@ -153,7 +153,7 @@ class Live:
         await self.project.aclose()
 
     def offered(self) -> dict[str, str]:
-        return {d.id: d.description for d in self.project.offer().tools}
+        return {d.id: d.description for d in self.project.generation.offer().tools}
 
     async def call(self, tool_id: str) -> None:
         async with self.project.session(prompt=allow) as session:

@@ -12,7 +12,8 @@ from typing import Any
 from _scripted import ScriptedModel, configure, local_config
 
 from opencode_cli import hookimpl
-from opencode_cli.models.compaction import COMPACTION_QUESTION, CONTINUE, SUMMARY_PROMPT
+from opencode_cli.models.compaction import CONTINUE, SUMMARY_PROMPT
+from opencode_cli.models.conversation import COMPACTION_QUESTION
 from opencode_cli.project import Project
 from opencode_cli.transcript import CompactionPart
 
@@ -101,7 +102,7 @@ def test_compaction_auto_false_keeps_the_history(
 def test_old_tool_outputs_are_pruned_first(
     make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel
 ) -> None:
-    from opencode_cli.models.compaction import CLEARED
+    from opencode_cli.models.conversation import CLEARED
 
     for number in range(1, 6):  # five reads of 50 KB (the read tool's cap): about 64k tokens
         (project_dir / f"big{number}.txt").write_text(("x" * 99 + "\n") * 1000)

@@ -320,9 +320,9 @@ def test_task_is_offered_to_every_model_in_opencodes_order_with_the_callers_suba
     )
     project = make_project()
     for model in ("openai/gpt-5", "anthropic/claude-sonnet-4-5", "google/gemini-2.5-pro", None):
-        ids = project.offer(model).ids()
+        ids = project.generation.offer(model).ids()
         assert ids.index("grep") < ids.index("task") < ids.index("webfetch")  # core §3.1: after write
-    build = next(d for d in project.offer("gpt-5").tools if d.id == "task").description
+    build = next(d for d in project.generation.offer("gpt-5").tools if d.id == "task").description
     assert build.endswith(
         "Available agent types and the tools they have access to:\n"
         "- explore: A fast read-only subagent for finding files, searching code and answering questions "
@@ -330,7 +330,7 @@ def test_task_is_offered_to_every_model_in_opencodes_order_with_the_callers_suba
         "- general: A general-purpose subagent for research and multi-step tasks run in parallel.\n"
         "- reviewer: This subagent should only be called manually by the user."
     )
-    lead = next(d for d in project.offer("gpt-5", "lead").tools if d.id == "task").description
+    lead = next(d for d in project.generation.offer("gpt-5", "lead").tools if d.id == "task").description
     assert "- general:" not in lead and "- explore:" in lead and "- reviewer:" in lead
 
 
@@ -342,7 +342,7 @@ def test_background_subagents_are_refused_with_a_clear_message(make_project: Pro
     with pytest.raises(ToolError, match="The task tool was called with invalid arguments"):
         plain.run_tool("task", {"background": True})
     flagged = make_project(extra_env={"OPENCODE_EXPERIMENTAL_BACKGROUND_SUBAGENTS": "1"})
-    task = next(d for d in flagged.offer().tools if d.id == "task")
+    task = next(d for d in flagged.generation.offer().tools if d.id == "task")
     assert "background" in task.parameters["properties"]
     assert "runs every task in the foreground: do not set background=true." in task.description
     arguments = {"description": "d", "prompt": "p", "subagent_type": "general", "background": True}

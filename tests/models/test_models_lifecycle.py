@@ -59,7 +59,7 @@ def test_a_changed_config_gets_a_new_client(
             for key in ("sk-old", "sk-new"):
                 if key == "sk-new":
                     configure(project_dir, local_config(scripted_model.url, apiKey=key))
-                    project.install(project.prepare())  # what a hot reload does
+                    project.generations.install(project.generations.prepare())  # what a hot reload does
                 model = await open_model(project, None)
                 [event async for event in model.stream([Message("user", "hi")])]
                 services.append(project.services.peek("model:local"))

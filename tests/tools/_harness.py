@@ -115,7 +115,7 @@ class Harness:
         if session is None:
             session = self._sessions[session_id] = _Session(
                 self.project,
-                self.project.agent("build"),
+                self.project.generation.agent("build"),
                 id=session_id,
                 rules=[Rule("*", "*", "ask", "the test harness")],
                 prompt=self._prompt,

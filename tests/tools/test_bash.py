@@ -556,7 +556,7 @@ def test_saved_file_holds_every_line(harness: Harness) -> None:
 def test_huge_output_keeps_the_tail_and_spills_everything(bash: Harness) -> None:
     result = bash.run({"command": "seq 1 1000000"})
     saved = Path(result.metadata["outputPath"])
-    assert saved.parent == bash.project.truncator.directory
+    assert saved.parent == bash.project.generation.truncator.directory
     assert saved.name.startswith("tool_")
     assert saved.read_text() == "".join(f"{n}\n" for n in range(1, 1_000_001))
     assert result.output.endswith("999999\n1000000\n")

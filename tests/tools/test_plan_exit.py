@@ -32,7 +32,7 @@ def run(project: Project, asker: Any, **options: Any) -> tuple[Any, Any]:
 
 def hidden_reason(project: Project) -> str | None:
     """Why the plan agent is not offered plan_exit (``None``: it is)."""
-    return {h.entry.id: h.reason for h in project.offer(agent="plan").hidden}.get("plan_exit")
+    return {h.entry.id: h.reason for h in project.generation.offer(agent="plan").hidden}.get("plan_exit")
 
 
 def test_gated_without_plan_mode(make_project: Any) -> None:

@@ -194,13 +194,13 @@ def test_extra_custom_key_is_tolerated(project: Project) -> None:
 @pytest.mark.parametrize("client", [None, "cli", "app", "desktop"])
 def test_offered_to_the_interactive_clients(make_project: Any, client: str | None) -> None:
     project = make_project(extra_env={"OPENCODE_CLIENT": client} if client else {})
-    assert "question" not in {h.entry.id for h in project.offer().hidden}
+    assert "question" not in {h.entry.id for h in project.generation.offer().hidden}
     assert "question" in [d.id for d in project.tools()]
 
 
 def test_gated_for_other_clients_with_the_reason(make_project: Any) -> None:
     project = make_project(extra_env={"OPENCODE_CLIENT": "acp"})
-    reason = {h.entry.id: h.reason for h in project.offer().hidden}["question"]
+    reason = {h.entry.id: h.reason for h in project.generation.offer().hidden}["question"]
     assert "OPENCODE_CLIENT is 'acp'" in reason and "OPENCODE_ENABLE_QUESTION_TOOL" in reason
     assert "question" not in [d.id for d in project.tools()]
 
@@ -300,8 +300,8 @@ def test_a_session_without_an_asker_is_not_offered_question(project: Project) ->
         assert "read" in offered_names(session)
     # still registered, and the project's (the registry's) view offers it under the client rule
     assert "question" in project.registry.entries
-    assert "question" in project.offer().ids()
-    hidden = {h.entry.id: h.reason for h in project.offer(switches={"question": False}).hidden}
+    assert "question" in project.generation.offer().ids()
+    hidden = {h.entry.id: h.reason for h in project.generation.offer(switches={"question": False}).hidden}
     assert hidden["question"] == "switched off for this request"
 
 

@@ -53,7 +53,7 @@ def run(project: Project, name: str, **options: Any) -> Any:
 
 
 def names(project: Project) -> list[str]:
-    return project.skills.names()
+    return project.generation.skills.names()
 
 
 # -- skill.test.ts ---------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_a_project_skill_may_replace_the_builtin_one(project: Project, root: Pat
     folder = root / ".opencode" / "skill" / "custom"
     skill_file(folder, "customize-opencode", "Our own guide.", "Ours.")
     assert "Ours." in run(project, "customize-opencode").output
-    assert project.skills.problems == []  # replacing the built-in one is not a problem
+    assert project.generation.skills.problems == []  # replacing the built-in one is not a problem
 
 
 def test_skill_permission_rules_apply_to_the_name(make_project: Any, root: Path, project_dir: Path) -> None:
@@ -254,7 +254,7 @@ def test_every_documented_location_is_searched(
             "deeply-nested",
         ]
     )
-    assert project.skills.problems == []
+    assert project.generation.skills.problems == []
 
 
 def test_claude_and_agents_dirs_are_found_from_the_worktree_down(make_project: Any, root: Path) -> None:
@@ -290,14 +290,14 @@ def test_disable_external_skills_hides_claude_and_agents(make_project: Any, root
 
 def test_a_malformed_flag_is_a_config_error(make_project: Any) -> None:
     with pytest.raises(ConfigError, match="OPENCODE_DISABLE_CLAUDE_CODE"):
-        make_project(extra_env={"OPENCODE_DISABLE_CLAUDE_CODE": "maybe"}).skills  # noqa: B018
+        make_project(extra_env={"OPENCODE_DISABLE_CLAUDE_CODE": "maybe"}).generation.skills  # noqa: B018
 
 
 def test_duplicate_names_nearer_config_wins_and_is_reported(project: Project, root: Path, home: Path) -> None:
     far = skill_file(home / ".claude" / "skills" / "dup", "dup", "From home.", "home body")
     near = skill_file(root / ".opencode" / "skill" / "dup", "dup", "From the project.", "project body")
     assert "project body" in run(project, "dup").output
-    [problem] = project.skills.problems
+    [problem] = project.generation.skills.problems
     assert f"{near} replaces {far}" in problem and '"dup"' in problem
 
 
@@ -306,13 +306,13 @@ def test_a_skill_reached_twice_through_a_link_is_loaded_once(project: Project, r
     (root / ".opencode" / "skills").mkdir(parents=True)
     (root / ".opencode" / "skills" / "alias").symlink_to(root / ".opencode" / "skill" / "real")
     assert names(project).count("linked") == 1
-    assert project.skills.problems == []
+    assert project.generation.skills.problems == []
 
 
 def test_skills_urls_is_reported_as_unsupported(make_project: Any, project_dir: Path) -> None:
     (project_dir / "opencode.toml").write_text('[skills]\nurls = ["https://example.com/skills/"]\n')
     project = make_project()
-    assert any("skills.urls" in problem for problem in project.skills.problems)
+    assert any("skills.urls" in problem for problem in project.generation.skills.problems)
 
 
 # -- external_directory allowlist (core spec §5.3) -------------------------------------------------------
@@ -325,7 +325,7 @@ def test_skill_directories_are_allowed_outside_the_project(
     skill_file(folder, "outside", "Lives in the global config.")
     (folder / "notes.md").write_text("skill notes\n")
     project = make_project()
-    for agent in project.agents.values():
+    for agent in project.generation.agents.values():
         assert any(
             r.permission == "external_directory" and r.pattern == f"{folder}/*" and r.action == "allow"
             for r in agent.permission
@@ -383,7 +383,7 @@ def test_bad_skills_are_skipped_and_warned_about(make_project: Any, root: Path, 
     text = warnings.text()
     assert f'{bad}: front matter field "name" must be a string' in text
     assert f'{nameless}: front matter field "name" is missing' in text
-    project.agents  # noqa: B018  (building agents discovers skills once: warned once)
+    project.generation.agents  # noqa: B018  (building agents discovers skills once: warned once)
     assert len(warnings) == 2
 
 
@@ -392,7 +392,7 @@ def test_non_utf8_skill_file_is_reported(project: Project, root: Path) -> None:
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_bytes(b"---\nname: caf\xe9\n---\n")
     assert names(project) == ["customize-opencode"]
-    [problem] = project.skills.problems
+    [problem] = project.generation.skills.problems
     assert str(folder / "SKILL.md") in problem and "not UTF-8" in problem
 
 

@@ -133,8 +133,8 @@ class ServeHost:
     ) -> None:
         self.project = project
         self.options = options
-        self.model = project.model(options.model)
-        self.agent = project.agent(options.agent).name  # an unknown agent is an error now
+        self.model = project.generation.model(options.model)
+        self.agent = project.generation.agent(options.agent).name  # an unknown agent is an error now
         self._log = log or (lambda text: print(f"opencode mcp serve: {text}", file=sys.stderr, flush=True))
         self._prompt = make_prompt(options.yes)
         self.clients: dict[str, Client] = {}
@@ -253,8 +253,8 @@ class ServeHost:
     def _prepare(self, project: Project) -> dict[str, Any]:
         """Check that ``project`` can be served with the server's agent and model (an error if not);
         what its watcher is given."""
-        model = project.model(self.options.model)
-        agent = project.agent(self.options.agent).name
+        model = project.generation.model(self.options.model)
+        agent = project.generation.agent(self.options.agent).name
         project.tools(model, agent)
         return {"model": model, "agent": agent}
 
@@ -282,8 +282,8 @@ class ServeHost:
         project = project or self.project
         agent = self.agent
         if project is not self.project:  # a client's root: its own config names the model and agent
-            options["model"] = project.model(self.options.model)
-            agent = project.agent(self.options.agent).name
+            options["model"] = project.generation.model(self.options.model)
+            agent = project.generation.agent(self.options.agent).name
         return project.session(agent, **options)
 
     def forget(self, key: str) -> None:
@@ -338,7 +338,7 @@ class ServeHost:
         """A tool's listed input schema, for the SDK's check of a newest-revision call's ``Mcp-Param-*``
         headers (without it the SDK runs ``tools/list`` before every such call): the schema the server's
         own project offers (``None``: a tool not offered there, whose headers go unchecked)."""
-        with self.project.hold() as generation:
+        with self.project.generations.hold() as generation:
             known = self._schemas
             if known is None or known[0] is not generation:
                 if self._reference is None:
@@ -350,7 +350,7 @@ class ServeHost:
 
     async def tools(self, session: Session) -> list[types.Tool]:
         """What a client is offered: the session's wire tools, sorted by name."""
-        with session.project.hold() as generation:
+        with session.project.generations.hold() as generation:
             self._follow_agent(session)
             return [tool_for(wire, _upstream(generation, wire.name)) for wire in await session.aresolve()]
 
@@ -489,7 +489,7 @@ class ServeHost:
         self, client: Client, params: types.CallToolRequestParams, abort: AbortSignal
     ) -> ToolPart:
         await self.whole(client.project)
-        with client.project.hold():
+        with client.project.generations.hold():
             self._follow_agent(client.session)
             await client.session.aresolve()  # the offer of the generation this call runs in
             client.session.step()  # each tools/call is a model step of its own (the doom-loop window)

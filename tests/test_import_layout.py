@@ -1,0 +1,137 @@
+"""The package's rooms import in floors, never in circles: no module imports (at module level or inside a
+function; ``if TYPE_CHECKING:`` blocks aside) a module that imports it back, however long the way round.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import opencode_cli
+
+PACKAGE = Path(opencode_cli.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ["opencode_cli", *path.relative_to(PACKAGE).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+class _Imports(ast.NodeVisitor):
+    """The package's modules one module imports, wherever the import statement stands."""
+
+    def __init__(self, name: str, path: Path, modules: dict[str, Path]) -> None:
+        self.package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        self.modules = modules
+        self.found: set[str] = set()
+
+    def visit_If(self, node: ast.If) -> None:
+        if "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.orelse:
+                self.visit(statement)
+            return
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.found.update(alias.name for alias in node.names if alias.name in self.modules)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".")[: len(self.package.split(".")) - node.level + 1]
+            target = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            target = node.module or ""
+        for alias in node.names:
+            submodule = f"{target}.{alias.name}"
+            name = submodule if submodule in self.modules else target
+            if name in self.modules:
+                self.found.add(name)
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph = {}
+    for name, path in modules.items():
+        visitor = _Imports(name, path, modules)
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8")))
+        graph[name] = visitor.found - {name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+    return circles
+
+
+def test_the_finder_sees_a_circle_made_inside_functions() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_holds_imports_made_inside_functions() -> None:
+    graph = _graph()
+    assert "opencode_cli.models.loop" in graph["opencode_cli.session"]  # `Session.run` imports it lazily
+    assert "opencode_cli.session" not in graph["opencode_cli.models.loop"]  # a TYPE_CHECKING import only
+
+
+def test_no_module_of_the_package_imports_one_that_imports_it_back() -> None:
+    assert _circles(_graph()) == []
+
+
+def test_the_project_stays_small() -> None:
+    """``Project`` owns lifetimes and little else (issue 37): at most 30 methods and properties, its cached
+    properties counted; what a generation knows is asked of ``project.generation``."""
+    import inspect
+    from functools import cached_property
+
+    from opencode_cli.project import Project
+
+    kinds = (property, cached_property, staticmethod, classmethod)
+    members = [
+        name for name, value in vars(Project).items() if inspect.isfunction(value) or isinstance(value, kinds)
+    ]
+    assert len(members) <= 30, members
