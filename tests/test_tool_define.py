@@ -554,17 +554,16 @@ def test_abort_before_the_call_never_executes(ctx: ToolContext) -> None:
     assert calls == []
 
 
-def test_abort_unblocks_a_sync_tool_that_watches_the_signal(ctx: ToolContext) -> None:
-    # The call ends as soon as the signal is given, while the tool's thread is still winding down: it
-    # finishes only once the test lets it, after the call has already raised.
-    started, wind_down, finished = threading.Event(), threading.Event(), threading.Event()
+def test_an_aborted_sync_tool_is_reported_once_its_thread_has_returned(ctx: ToolContext) -> None:
+    # Issue 33: nothing happens after "interrupted" is said. The tool sees the signal and returns; the
+    # call raises only then (a thread that never returns is abandoned after a grace: tests/test_workers.py).
+    started, finished = threading.Event(), threading.Event()
     seen: list[bool] = []
 
     @tool
     def patient(ctx: ToolContext) -> str:
         started.set()
         seen.append(ctx.abort.wait(60))
-        wind_down.wait(60)
         finished.set()
         return "finished"
 
@@ -575,14 +574,12 @@ def test_abort_unblocks_a_sync_tool_that_watches_the_signal(ctx: ToolContext) ->
     async def main() -> None:
         with pytest.raises(AbortedError):
             await patient.run({}, ctx)
-        assert not finished.is_set()  # the call did not wait for the tool's thread
-        wind_down.set()
+        assert finished.is_set()  # the report came after the tool's thread returned
 
     aborter = threading.Thread(target=abort_once_started)
     aborter.start()
-    asyncio.run(main())  # closing the loop waits for the worker thread
+    asyncio.run(main())
     aborter.join()
-    assert finished.is_set()
     assert seen == [True]
 
 
