@@ -11,41 +11,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
+import _processes
 import pytest
+from _processes import wait_for
 
 MARK = "OPENCODE_TEST_HOST_DEATH"
 
 
 def marked(mark: str, exclude: int) -> list[tuple[int, str]]:
-    """The live processes (pid, command line) whose environment holds ``MARK=mark``, but ``exclude``."""
-    needle = f"{MARK}={mark}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == exclude:
-            continue
-        try:
-            if needle not in Path(f"/proc/{name}/environ").read_bytes().split(b"\0"):
-                continue
-            stat = Path(f"/proc/{name}/stat").read_text()
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if stat.rpartition(")")[2].split()[0] not in ("Z", "X"):
-            found.append((int(name), cmdline.strip()))
-    return found
-
-
-def wait_for(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    return _processes.marked(MARK, mark, exclude)
 
 
 @pytest.mark.slow
