@@ -22,11 +22,11 @@ _EXPORTS = {
     "define": "opencode_cli.contract",
     "Tool": "opencode_cli.contract",
     "LazyTool": "opencode_cli.contract",
-    "ToolResult": "opencode_cli.contract",
+    "ToolResult": "opencode_cli.results",
     "ToolSource": "opencode_cli.toolspec",
     "ToolSpec": "opencode_cli.toolspec",
     "Toolbox": "opencode_cli.toolbox",
-    "Attachment": "opencode_cli.contract",
+    "Attachment": "opencode_cli.results",
     "ToolContext": "opencode_cli.context",
     "AbortSignal": "opencode_cli.context",
     "PermissionRequest": "opencode_cli.context",
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from pydantic import Field
 
     from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
-    from .contract import Attachment, LazyTool, Tool, ToolResult, define, tool
+    from .contract import LazyTool, Tool, define, tool
     from .errors import (
         ConfigError,
         CorrectedError,
@@ -84,6 +84,7 @@ if TYPE_CHECKING:
     from .modelref import ModelRef
     from .permission import PermissionService, Rule
     from .project import Project
+    from .results import Attachment, ToolResult
     from .services import Service
     from .session import Decision, Prompt, Session, ToolCall, ToolPart, WireTool
     from .sources import Source

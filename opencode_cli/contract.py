@@ -15,6 +15,10 @@ Every call goes through :meth:`Tool.run`, which mirrors OpenCode's ``Tool.define
    :class:`~opencode_cli.errors.InvalidArgumentsError` with the exact model-facing template;
 2. **execute** (a sync function runs in a worker thread, a coroutine is awaited, ``ctx.abort`` cancels);
 3. **truncate** the output, unless the tool already put a ``truncated`` key in its metadata.
+
+What a call produces lives in :mod:`opencode_cli.results`, the checking of arguments (and the text a model
+reads when they are invalid) in :mod:`opencode_cli.arguments`, and what a function's signature tells in
+:mod:`opencode_cli.introspection`.
 """
 
 from __future__ import annotations
@@ -22,224 +26,30 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-import json
-import sys
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from .errors import INTERRUPTED as INTERRUPTED
-from .errors import AbortedError as AbortedError
-from .errors import InvalidArgumentsError, ToolError
-from .plain_args import check as check_plain
+from .arguments import validate as validate_arguments
+from .errors import AbortedError, ToolError
+from .introspection import (
+    CallShape,
+    call_shape,
+    is_context_parameter,
+    model_class,
+    model_from_signature,
+    sibling_description,
+    source_line,
+)
+from .results import ToolResult, as_result, unicode_text
 from .toolspec import UNKNOWN, ToolSource, ToolSpec
 
-__all__ = ["AnyTool", "LazyTool", "Tool", "ToolSource", "ToolSpec", "define", "tool"]
+__all__ = ["AnyTool", "LazyTool", "Tool", "define", "from_function", "lint", "tool", "unless_aborted"]
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from .context import ToolContext
-
-
-@dataclass
-class Attachment:
-    """A file handed to the model with a result (``url`` is usually a ``data:`` URL)."""
-
-    mime: str
-    url: str
-    filename: str | None = None
-    type: Literal["file"] = "file"
-    id: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape; keys that are ``None`` are left out."""
-        return {k: v for k, v in asdict(self).items() if v is not None}
-
-
-@dataclass
-class ToolResult:
-    """What a tool call produces: the text the model sees, a title, metadata and attachments."""
-
-    output: str = ""
-    title: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    attachments: list[Attachment] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape (``title``, ``metadata``, ``output``, ``attachments``)."""
-        return {
-            "title": self.title,
-            "metadata": self.metadata,
-            "output": self.output,
-            "attachments": [a.as_dict() for a in self.attachments],
-        }
-
-
-def _to_result(value: Any) -> ToolResult:
-    if isinstance(value, ToolResult):
-        return value
-    if value is None:
-        return ToolResult()
-    if isinstance(value, str):
-        return ToolResult(output=value)
-    if isinstance(value, Mapping) and "output" in value:
-        attachments = [
-            a if isinstance(a, Attachment) else Attachment(**a) for a in value.get("attachments") or []
-        ]
-        return ToolResult(
-            output=str(value["output"]),
-            title=str(value.get("title") or ""),
-            metadata=dict(value.get("metadata") or {}),
-            attachments=attachments,
-        )
-    return ToolResult(output=json.dumps(value, indent=2, default=str, ensure_ascii=False))
-
-
-def _format_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    return "".join(f"[{json.dumps(part)}]" for part in loc) or "(root)"
-
-
-#: How deep arguments may nest before they are refused (far beyond any real tool's schema).
-MAX_DEPTH = 100
-
-
-#: The types of a JSON scalar, exactly (a subclass may serialise otherwise).
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def is_flat_json(value: Any) -> bool:
-    """Whether ``value`` is a dict of ASCII string keys to JSON scalars with ASCII text: what most calls
-    send, and what needs no walk (no nesting, no lone surrogate) and no JSON round trip to be copied."""
-    if type(value) is not dict:
-        return False
-    for key, item in value.items():
-        if type(key) is not str or not key.isascii():
-            return False
-        kind = type(item)
-        if kind not in _SCALARS or (kind is str and not item.isascii()):
-            return False
-        if kind is float and item - item != 0:  # inf or nan: JSON would not give them back as they are
-            return False
-    return True
-
-
-def hostile_value(value: Any) -> str | None:
-    """Why ``value`` (a call's arguments) cannot be validated at all, or ``None``: nesting deeper than
-    :data:`MAX_DEPTH`, or a string (or key) holding a lone surrogate, which is not Unicode text."""
-    if is_flat_json(value):
-        return None
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
-    while stack:
-        node, loc = stack.pop()
-        if len(loc) > MAX_DEPTH:
-            return f"{_format_path(loc[:3])}…: nested deeper than {MAX_DEPTH} levels"
-        if isinstance(node, str):
-            if _has_surrogate(node):
-                return f"{_format_path(loc)}: a string with a lone surrogate is not valid Unicode text"
-        elif isinstance(node, Mapping):
-            for key, item in node.items():
-                if isinstance(key, str) and _has_surrogate(key):
-                    return f"{_format_path(loc)}: a key with a lone surrogate is not valid Unicode text"
-                stack.append((item, (*loc, key)))
-        elif isinstance(node, list | tuple):
-            stack.extend((item, (*loc, index)) for index, item in enumerate(node))
-    return None
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _brief(value: Any, limit: int = 80) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)[: limit * 2] if not isinstance(value, list | dict) else type(value).__name__
-    if _has_surrogate(text):
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _expected_type(schema: Mapping[str, Any] | None, loc: tuple[Any, ...] | list[Any]) -> str | None:
-    """The JSON type the schema expects at ``loc``, e.g. ``"integer"`` or ``"string or null"``."""
-    node: Any = schema
-    for part in loc:
-        if not isinstance(node, Mapping):
-            return None
-        if isinstance(part, int):
-            node = node.get("items")
-        else:
-            props = node.get("properties") or {}
-            if part not in props:
-                branches = [
-                    b
-                    for b in node.get("anyOf", [])
-                    if isinstance(b, Mapping) and part in (b.get("properties") or {})
-                ]
-                node = branches[0]["properties"][part] if branches else None
-            else:
-                node = props[part]
-    return _type_name(node)
-
-
-def _type_name(node: Any) -> str | None:
-    if not isinstance(node, Mapping):
-        return None
-    if "enum" in node:
-        return "one of " + ", ".join(json.dumps(v) for v in node["enum"])
-    kind = node.get("type")
-    if isinstance(kind, str):
-        return kind
-    if isinstance(kind, list):
-        return " or ".join(kind)
-    branches = node.get("anyOf") or node.get("oneOf")
-    if isinstance(branches, list):
-        names = [n for n in (_type_name(b) for b in branches) if n]
-        return " or ".join(names) if names else None
-    return None
-
-
-def describe_pydantic_errors(errors: list[dict[str, Any]], schema: Mapping[str, Any] | None) -> str:
-    """One clause per error: the field's path, what is wrong, the expected type, the input received."""
-    parts = []
-    for error in errors:
-        loc = tuple(error.get("loc") or ())
-        expected = _expected_type(schema, loc)
-        where = _format_path(loc)
-        if error.get("type") == "missing":
-            parts.append(f"{where}: Field required" + (f" (expected {expected})" if expected else ""))
-            continue
-        clause = f"{where}: {error.get('msg', 'invalid value')}"
-        if expected:
-            clause += f" (expected {expected}, received {_brief(error.get('input'))})"
-        else:
-            clause += f" (received {_brief(error.get('input'))})"
-        parts.append(clause)
-    return "; ".join(parts)
-
-
-def _ctx_parameter(param: inspect.Parameter, hints: Mapping[str, Any]) -> bool:
-    annotation = hints.get(param.name, param.annotation)
-    from .context import ToolContext
-
-    if annotation is ToolContext or annotation == "ToolContext":
-        return True
-    return param.name == "ctx" and annotation in (inspect.Parameter.empty, Any)
-
-
-def _model_class(annotation: Any) -> type[BaseModel] | None:
-    if not isinstance(annotation, type):
-        return None
-    pydantic = sys.modules.get("pydantic")
-    if pydantic is None:  # no class can be a pydantic model before pydantic is imported
-        return None
-    return annotation if issubclass(annotation, pydantic.BaseModel) else None
 
 
 class _Declared:
@@ -325,9 +135,9 @@ class Tool(_Declared):
         self.blocking = blocking
         """A plain (not ``async``) function runs in a worker thread unless it declares it never blocks
         (``@tool(blocking=False)``: quick, no I/O), in which case it is called on the event loop."""
-        self._call_shape: tuple[str, str | None, list[str]] | None = None
+        self._call_shape: CallShape | None = None
         if execute is not None and parameters_from is None:  # else: at the first call (see _shape)
-            self._call_shape = _call_shape(execute, self.parameters)
+            self._call_shape = call_shape(execute, self.parameters)
         if parameters_from is None and self.parameters is None and self.json_schema is None:
             self.json_schema = {"type": "object", "properties": {}}
         self._schema_cache: dict[str, Any] | None = None
@@ -374,76 +184,20 @@ class Tool(_Declared):
         return self._schema_cache
 
     def validate(self, args: Any) -> Any:
-        """Validated arguments: a model instance, or a dict for JSON-Schema tools.
+        """Validated arguments: a model instance, or a dict for JSON-Schema tools
+        (:func:`opencode_cli.arguments.validate`).
 
-        Raises :class:`InvalidArgumentsError` with the model-facing template.
+        Raises :class:`~opencode_cli.errors.InvalidArgumentsError` with the model-facing template.
         """
-        if not isinstance(args, Mapping):
-            raise InvalidArgumentsError(self.id, f"(root): expected object, received {_brief(args)}")
-        problem = hostile_value(args)
-        if problem is not None:
-            raise InvalidArgumentsError(self.id, problem)
-        facts = self._plain() if self._plain is not None else None
-        if facts is not None:
-            plain = check_plain(facts, args)
-            if plain is not None:
-                return plain
-        parameters = self.parameters
-        if parameters is not None:
-            try:
-                return parameters.model_validate(dict(args))
-            except RecursionError:
-                raise InvalidArgumentsError(self.id, "(root): nested too deeply") from None
-            except ValueError as error:  # pydantic's ValidationError is one
-                from pydantic import ValidationError
-
-                if not isinstance(error, ValidationError):
-                    raise
-                detail = (
-                    self._format_validation_error(error)
-                    if self._format_validation_error
-                    else describe_pydantic_errors(error.errors(include_url=False), self.schema())
-                )
-                raise InvalidArgumentsError(self.id, detail) from None
-        try:
-            return self._validate_json(dict(args))
-        except RecursionError:
-            raise InvalidArgumentsError(self.id, "(root): nested too deeply") from None
-
-    def _validate_json(self, args: dict[str, Any]) -> dict[str, Any]:
-        import jsonschema
-
-        schema = self.json_schema or {}
-        properties = schema.get("properties")
-        if isinstance(properties, Mapping) and not schema.get("additionalProperties"):
-            args = {k: v for k, v in args.items() if k in properties}
-        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        errors = sorted(validator_class(schema).iter_errors(args), key=lambda e: list(e.absolute_path))
-        if errors:
-            parts = []
-            for error in errors:
-                loc = list(error.absolute_path)
-                if error.validator == "required":
-                    missing = error.message.split("'")[1] if "'" in error.message else ""
-                    loc.append(missing)
-                    expected = _expected_type(schema, loc)
-                    parts.append(
-                        f"{_format_path(loc)}: Field required"
-                        + (f" (expected {expected})" if expected else "")
-                    )
-                    continue
-                expected = _expected_type(schema, loc)
-                received = _brief(error.instance)
-                parts.append(
-                    f"{_format_path(loc)}: {error.message}"
-                    + (
-                        f" (expected {expected}, received {received})"
-                        if expected
-                        else f" (received {received})"
-                    )
-                )
-            raise InvalidArgumentsError(self.id, "; ".join(parts))
-        return args
+        return validate_arguments(
+            self.id,
+            args,
+            facts=self._plain,
+            model=lambda: self.parameters,
+            json_schema=self.json_schema,
+            schema=self.schema,
+            format_error=self._format_validation_error,
+        )
 
     # -- execution -------------------------------------------------------------------------------------
 
@@ -482,15 +236,15 @@ class Tool(_Declared):
             result = await result
         return result
 
-    def _shape(self) -> tuple[str, str | None, list[str]]:
+    def _shape(self) -> CallShape:
         """The call shape of a tool whose model is made on first use: from its recorded facts when it has
         them (the model need not be made), else from the model."""
         assert self._function is not None
         facts = self._plain() if self._plain is not None else None
         if facts is not None:
-            self._call_shape = _call_shape(self._function, None, list(facts["fields"]))
+            self._call_shape = call_shape(self._function, None, list(facts["fields"]))
         else:
-            self._call_shape = _call_shape(self._function, self.parameters)
+            self._call_shape = call_shape(self._function, self.parameters)
         return self._call_shape
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
@@ -504,9 +258,9 @@ class Tool(_Declared):
         if ctx.abort.aborted:
             raise AbortedError()
         if self.handles_abort:
-            result = _to_result(await self.execute(params, ctx))
+            result = as_result(await self.execute(params, ctx))
         else:
-            result = _to_result(await unless_aborted(self.execute(params, ctx), ctx))
+            result = as_result(await unless_aborted(self.execute(params, ctx), ctx))
         result.output, result.title = unicode_text(result.output), unicode_text(result.title)
         if "truncated" in result.metadata:
             return result
@@ -516,19 +270,6 @@ class Tool(_Declared):
         if cut.output_path is not None:
             result.metadata["outputPath"] = cut.output_path
         return result
-
-
-def unicode_text(text: str) -> str:
-    """``text`` as valid Unicode, what every wire can carry: a file name that is not UTF-8 (a lone
-    surrogate for each such byte, as the OS gives it) shows U+FFFD in each byte's place, as ``glob``
-    lists it; any other lone surrogate becomes U+FFFD too."""
-    if not isinstance(text, str) or text.isascii() or not _has_surrogate(text):
-        return text
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", "surrogatepass")
-    return raw.decode("utf-8", "replace")
 
 
 def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -546,75 +287,6 @@ async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     from .loops import until_aborted
 
     return await until_aborted(work, ctx.abort)
-
-
-def _call_shape(
-    function: Callable[..., Any], model: Any, fields: list[str] | None = None
-) -> tuple[str, str | None, list[str]]:
-    """How to call ``function``: with the model instance or with keyword arguments, and where ctx goes.
-    ``fields`` names the model's fields when the model itself is not at hand."""
-    signature = inspect.signature(function)
-    try:
-        hints = inspect.get_annotations(function, eval_str=True)
-    except Exception:
-        hints = {}
-    ctx_name = None
-    names = []
-    for param in signature.parameters.values():
-        if _ctx_parameter(param, hints):
-            ctx_name = param.name
-        else:
-            names.append(param.name)
-    if len(names) == 1 and (model is not None or fields is not None):
-        # ``execute(params: Model)``, or OpenCode's ``execute(args, ctx)`` with no annotation: the whole model
-        annotated = _model_class(hints.get(names[0]))
-        known = fields if fields is not None else getattr(model, "model_fields", {})
-        if (annotated is not None and model is not None and issubclass(model, annotated)) or (
-            annotated is None and names[0] not in known
-        ):
-            return "model", ctx_name, names
-    return "kwargs", ctx_name, names
-
-
-def _model_from_signature(function: Callable[..., Any], name: str) -> type[BaseModel]:
-    """A pydantic model of ``function``'s parameters (``ctx`` left out); unknown keys are ignored."""
-    from pydantic import ConfigDict, create_model
-
-    signature = inspect.signature(function)
-    hints = inspect.get_annotations(function, eval_str=True)
-    fields: dict[str, Any] = {}
-    for param in signature.parameters.values():
-        if _ctx_parameter(param, hints):
-            continue
-        annotation = hints.get(param.name, Any)
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (annotation, default)
-    return create_model(f"{name}_parameters", __config__=ConfigDict(extra="ignore"), **fields)
-
-
-def _sibling_description(function: Callable[..., Any], names: list[str]) -> str | None:
-    try:
-        module_file = inspect.getfile(inspect.unwrap(function))
-    except TypeError:
-        return None
-    folder = Path(module_file).parent
-    for name in names:
-        candidate = folder / f"{name}.txt"
-        if candidate.is_file():
-            return candidate.read_text(encoding="utf-8")
-    return None
-
-
-def source_line(function: Any) -> str:
-    """``file:line`` where a function or class is defined; ``<unknown>`` when Python cannot tell."""
-    target = inspect.unwrap(function) if inspect.isfunction(function) else function
-    try:
-        path = inspect.getsourcefile(target) or inspect.getfile(target)
-        code = getattr(target, "__code__", None)
-        line = code.co_firstlineno if code is not None else inspect.getsourcelines(target)[1]
-    except (TypeError, OSError):
-        return "<unknown>"
-    return f"{path}:{line}"
 
 
 def lint(tool: Tool) -> list[str]:
@@ -693,21 +365,23 @@ def from_function(
     from_signature = None
     if json_schema is None and model is None:
         hints = inspect.get_annotations(fn, eval_str=True)
-        candidates = [p for p in inspect.signature(fn).parameters.values() if not _ctx_parameter(p, hints)]
-        only = _model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
+        candidates = [
+            p for p in inspect.signature(fn).parameters.values() if not is_context_parameter(p, hints)
+        ]
+        only = model_class(hints.get(candidates[0].name)) if len(candidates) == 1 else None
         model = only
         if only is None:
             if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in candidates):
                 raise TypeError(
                     f"tool {name!r}: *args and **kwargs parameters cannot be described to a model"
                 )
-            from_signature = functools.partial(_model_from_signature, fn, name)
+            from_signature = functools.partial(model_from_signature, fn, name)
     names = [name, fn.__name__]
     if fn.__name__ == "default":
         names.append(Path(inspect.getfile(fn)).stem)
     text = description
     if text is None:
-        text = _sibling_description(fn, names)
+        text = sibling_description(fn, names)
     if text is None:
         text = inspect.cleandoc(fn.__doc__) if fn.__doc__ else ""
     built = (cls or Tool)(
@@ -724,7 +398,7 @@ def from_function(
         built.untyped = [
             p.name
             for p in inspect.signature(fn).parameters.values()
-            if p.name not in hints and not _ctx_parameter(p, hints)
+            if p.name not in hints and not is_context_parameter(p, hints)
         ]
     return built
 

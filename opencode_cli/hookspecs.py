@@ -39,10 +39,11 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from .context import ToolContext
-    from .contract import Tool, ToolResult
+    from .contract import Tool
     from .flags import Flags
     from .project import Project
     from .registry import RegisterTool, ToolDefinitionOutput
+    from .results import ToolResult
 
 PROJECT_NAME = "opencode"
 

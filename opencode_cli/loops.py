@@ -101,7 +101,7 @@ async def cancelled_by(
 
 async def until_aborted(work: Awaitable[T], abort: AbortSignal) -> T:
     """Await ``work`` in the calling task; when ``abort`` is set first (from any thread), ``work`` is
-    cancelled and :class:`~opencode_cli.contract.AbortedError` raised (see :func:`cancelled_by`). The one
+    cancelled and :class:`~opencode_cli.errors.AbortedError` raised (see :func:`cancelled_by`). The one
     way a call's abort ends what waits for it: a tool's execution and the run loop's steps."""
     import asyncio
 

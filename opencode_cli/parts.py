@@ -19,8 +19,8 @@ from .loops import is_cancellation
 
 if TYPE_CHECKING:
     from .context import PermissionRequest
-    from .contract import Attachment
     from .permission import Reply
+    from .results import Attachment
 
 
 #: Identical consecutive calls of one tool that trigger the ``doom_loop`` ask.
@@ -100,8 +100,7 @@ class Outcome(StrEnum):
     @classmethod
     def of(cls, error: BaseException) -> Outcome:
         """The outcome a call that raised ``error`` had."""
-        from .contract import AbortedError
-        from .errors import DeniedError, InvalidArgumentsError, PermissionFailure
+        from .errors import AbortedError, DeniedError, InvalidArgumentsError, PermissionFailure
 
         if isinstance(error, InvalidArgumentsError):
             return cls.INVALID_ARGUMENTS

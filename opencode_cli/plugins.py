@@ -25,7 +25,7 @@ import pluggy
 from . import hookspecs
 from .builtin import ESSENTIAL
 from .builtin import PLUGINS as BUILTIN_PLUGINS
-from .contract import source_line
+from .introspection import source_line
 from .loops import running_loop
 
 if TYPE_CHECKING:

@@ -26,13 +26,13 @@ from .loops import running_loop
 
 if TYPE_CHECKING:
     from .builder import Builder
-    from .contract import ToolResult
     from .flags import Flags
     from .mcp.servers import McpServers
     from .modelref import ModelRef
     from .permission import PermissionService
     from .plugins import Plugins
     from .registry import Registry, ToolDefinition
+    from .results import ToolResult
     from .services import Portal, Services
     from .services.launch import Launcher
     from .session import Prompt, Session

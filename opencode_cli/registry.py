@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .contract import AnyTool, Tool, ToolSource
+from .contract import AnyTool, Tool
 from .errors import UnknownToolError
 from .modelref import ModelRef
 from .sources import Contribution, Source
+from .toolspec import ToolSource
 
 if TYPE_CHECKING:
     from .plugins import PluginRecord, Plugins

@@ -23,8 +23,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .arguments import is_flat_json
 from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
-from .contract import INTERRUPTED, is_flat_json
+from .errors import INTERRUPTED
 from .loops import is_cancellation
 from .modelref import ModelRef
 from .parts import (
@@ -45,9 +46,9 @@ from .truncate import ascending_id
 
 if TYPE_CHECKING:
     from .agents import Agent
-    from .contract import ToolResult
     from .models.loop import RunResult
     from .project import Project
+    from .results import ToolResult
     from .transcript import Message, Transcript
 
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .contract import AnyTool, LazyTool, Tool, ToolSource
+from .contract import AnyTool, LazyTool, Tool
+from .toolspec import ToolSource
 
 if TYPE_CHECKING:
     from .flags import Flags

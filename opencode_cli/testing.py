@@ -52,11 +52,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pytest
 
 if TYPE_CHECKING:
-    from .contract import ToolResult
     from .permission import Request as PermissionRequest
     from .permission import Rule
     from .project import Project
     from .registry import ToolDefinition
+    from .results import ToolResult
     from .session import Decision, Session, ToolPart
 
 __all__ = ["ChatRequests", "PermissionReplies", "Progress", "TempProject", "ToolRunner"]

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from .truncate import ascending_id
 
 if TYPE_CHECKING:
-    from .contract import Attachment
     from .modelref import ModelRef
+    from .results import Attachment
     from .store import Store
 
 Role = Literal["user", "assistant"]

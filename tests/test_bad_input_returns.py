@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opencode_cli.contract import hostile_value, unicode_text
+from opencode_cli.arguments import hostile_value
 from opencode_cli.errors import ToolError
 from opencode_cli.mcp.connection import _sendable
 from opencode_cli.mcp.serve.limits import check_line, error_reply
+from opencode_cli.results import unicode_text
 from opencode_cli.session import ToolCall
 
 DEMO_SERVER = Path(__file__).resolve().parent / "mcp" / "servers" / "demo_server.py"

@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from opencode_cli import AbortSignal, tool
-from opencode_cli.contract import AbortedError, unless_aborted
+from opencode_cli.contract import unless_aborted
+from opencode_cli.errors import AbortedError
 from opencode_cli.truncate import ascending_id
 
 

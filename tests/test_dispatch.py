@@ -21,9 +21,10 @@ import pytest
 from pydantic import BaseModel
 
 from opencode_cli import hookimpl
-from opencode_cli.contract import Attachment, Tool, ToolResult, tool
+from opencode_cli.contract import Tool, tool
 from opencode_cli.permission import Rule
 from opencode_cli.registry import ModelRef
+from opencode_cli.results import Attachment, ToolResult
 from opencode_cli.session import Decision, Session, ToolCall, ToolPart
 
 CLAUDE = ModelRef.parse("anthropic/claude-sonnet-4-5")

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opencode_cli.contract import Attachment, ToolResult
 from opencode_cli.errors import ToolError
 from opencode_cli.mcp.content import (
     DEFAULT_MIME,
@@ -27,6 +26,7 @@ from opencode_cli.mcp.content import (
     resource_pieces,
     tool_result,
 )
+from opencode_cli.results import Attachment, ToolResult
 
 PNG = base64.b64encode(b"\x89PNG fake image").decode()
 MIB = 1024 * 1024

@@ -13,7 +13,7 @@ import mcp.types as types
 import pytest
 
 from opencode_cli.context import PermissionRequest, ToolContext
-from opencode_cli.contract import Attachment, Tool, ToolResult
+from opencode_cli.contract import Tool
 from opencode_cli.errors import DeniedError, ToolError
 from opencode_cli.mcp.resources import (
     LIST_RESOURCE_TEMPLATES_DESCRIPTION,
@@ -23,6 +23,7 @@ from opencode_cli.mcp.resources import (
     resource_tools,
 )
 from opencode_cli.permission import permission_key
+from opencode_cli.results import Attachment, ToolResult
 from opencode_cli.truncate import Truncator
 
 PNG = base64.b64encode(b"\x89PNG not really").decode()

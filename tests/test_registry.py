@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from opencode_cli import hookimpl
-from opencode_cli.contract import Tool, ToolSource, tool
+from opencode_cli.contract import Tool, tool
 from opencode_cli.errors import UnknownToolError
 from opencode_cli.modelref import ModelRef
 from opencode_cli.policy import uses_apply_patch
+from opencode_cli.toolspec import ToolSource
 
 HELLO = """
 from opencode_cli import tool, Field

@@ -16,8 +16,9 @@ from pydantic import BaseModel, Field
 
 from opencode_cli import define, tool
 from opencode_cli.context import AbortSignal, PermissionRequest, ToolContext
-from opencode_cli.contract import INTERRUPTED, AbortedError, Attachment, LazyTool, Tool, ToolResult
-from opencode_cli.errors import DeniedError, InvalidArgumentsError, ToolError
+from opencode_cli.contract import LazyTool, Tool
+from opencode_cli.errors import INTERRUPTED, AbortedError, DeniedError, InvalidArgumentsError, ToolError
+from opencode_cli.results import Attachment, ToolResult
 from opencode_cli.truncate import Truncator
 
 TEMPLATE_TAIL = ".\nPlease rewrite the input so it satisfies the expected schema."

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opencode_cli.contract import Attachment
 from opencode_cli.modelref import ModelRef
+from opencode_cli.results import Attachment
 from opencode_cli.store import MIGRATIONS, SCHEMA_VERSION, Store
 from opencode_cli.transcript import (
     FilePart,
@@ -314,7 +314,7 @@ CHILD = textwrap.dedent(
     import json, sys
     from pathlib import Path
 
-    from opencode_cli.contract import Attachment
+    from opencode_cli.results import Attachment
     from opencode_cli.modelref import ModelRef
     from opencode_cli.store import Store
     from opencode_cli.transcript import FilePart, SessionInfo, TextPart, ToolCallPart, Transcript

@@ -132,7 +132,7 @@ def test_an_interrupted_sync_tool_is_reported_only_once_its_thread_has_returned(
     """The tool sees ``ctx.abort`` and finishes the write it is in; the call's report comes after that
     write, never before it (nothing is written after the interruption was reported)."""
     from opencode_cli.context import AbortSignal
-    from opencode_cli.contract import INTERRUPTED
+    from opencode_cli.errors import INTERRUPTED
 
     events: list[str] = []
     started = threading.Event()
@@ -175,7 +175,7 @@ def test_aborted_sync_calls_that_never_return_do_not_delay_fresh_calls(make_proj
     while those are still blocked. The aborted ones that ran are reported as abandoned after the grace;
     the ones still queued never run."""
     from opencode_cli.context import AbortSignal
-    from opencode_cli.contract import INTERRUPTED
+    from opencode_cli.errors import INTERRUPTED
     from opencode_cli.workers import LIMIT
 
     release = threading.Event()

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..contract import Attachment
+    from ..results import Attachment
     from ..session import Session, ToolPart
 
 

@@ -31,7 +31,7 @@ from agents import FunctionTool, ToolOutputFileContent, ToolOutputImage, ToolOut
 from agents.tool_context import ToolContext
 
 if TYPE_CHECKING:
-    from ..contract import Attachment
+    from ..results import Attachment
     from ..session import Session, ToolPart, WireTool
 
 __all__ = ["function_tools"]

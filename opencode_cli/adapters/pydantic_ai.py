@@ -37,7 +37,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_ai.toolsets.external import TOOL_SCHEMA_VALIDATOR
 
 if TYPE_CHECKING:
-    from ..contract import Attachment
+    from ..results import Attachment
     from ..session import Session, ToolPart
 
 __all__ = ["OpencodeToolset"]

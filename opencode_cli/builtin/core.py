@@ -11,8 +11,9 @@ from ..tools import builtin
 
 if TYPE_CHECKING:
     from ..context import ToolContext
-    from ..contract import Tool, ToolResult
+    from ..contract import Tool
     from ..registry import RegisterTool
+    from ..results import ToolResult
 
 
 @hookimpl

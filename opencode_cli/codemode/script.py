@@ -21,8 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..contract import Attachment, ToolResult
 from ..errors import InvalidArgumentsError, PermissionFailure, ToolError
+from ..results import Attachment, ToolResult
 from .catalog import Binding
 
 if TYPE_CHECKING:

@@ -645,7 +645,7 @@ def _quiet_sdk_logs() -> None:
 def _sendable(value: Any, what: str) -> None:
     """Refuse a request the SDK could not write (its JSON must be Unicode: a lone surrogate is not),
     with an error that says why, rather than a request that is never sent and never answered."""
-    from ..contract import hostile_value
+    from ..arguments import hostile_value
     from ..errors import ToolError
 
     problem = hostile_value({"value": value})

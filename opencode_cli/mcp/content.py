@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from ..contract import Attachment, ToolResult
 from ..errors import ToolError
+from ..results import Attachment, ToolResult
 
 SUPPORTED_ATTACHMENT_MIMES = ("application/pdf", "image/gif", "image/jpeg", "image/png", "image/webp")
 """The blob types a resource may be attached as; any other binary resource is replaced by a note."""

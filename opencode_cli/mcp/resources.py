@@ -19,8 +19,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..contract import Attachment, Tool, ToolResult, ToolSource
+from ..contract import Tool
 from ..errors import ToolError
+from ..results import Attachment, ToolResult
+from ..toolspec import ToolSource
 from .content import is_record, js_stringify, resource_pieces, to_json, wire_field
 from .uris import normalize_uri
 

@@ -16,8 +16,10 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..contract import Tool, ToolResult, ToolSource
+from ..contract import Tool
+from ..results import ToolResult
 from ..sources import Contribution, Source
+from ..toolspec import ToolSource
 from .asks import ELICITOR
 from .naming import MAX_ID, renamed, sanitize
 
@@ -78,7 +80,8 @@ class McpTool(Tool):
         """The arguments as sent (the server validates them); anything but an object is ``{}``. What no
         JSON-RPC message can carry (a lone surrogate, nesting past the limit) is refused here, with the
         built-in tools' invalid-arguments text."""
-        from ..contract import InvalidArgumentsError, hostile_value
+        from ..arguments import hostile_value
+        from ..errors import InvalidArgumentsError
 
         if not isinstance(args, Mapping):
             return {}

@@ -74,7 +74,7 @@ def _file(part: Any) -> Any:
 
 def _tool_text(part: Any) -> str:
     """What the model sees for a finished (or interrupted) call (core spec §6.3)."""
-    from ..contract import INTERRUPTED
+    from ..errors import INTERRUPTED
 
     if part.status == "completed":
         return CLEARED if is_pruned(part) else (part.output or "")

@@ -166,7 +166,7 @@ async def _request(
 
 async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: EventSink) -> RunResult:
     """The steps of a run: a request, its tool calls, again, until the model answers."""
-    from ..contract import AbortedError
+    from ..errors import AbortedError
     from ..loops import until_aborted
     from ..parts import ToolCall
     from ..wire import render
@@ -273,7 +273,7 @@ class _Reply:
 
 def _error_name(error: BaseException) -> str:
     """How an assistant message cut short by ``error`` is marked (OpenCode's error names)."""
-    from ..contract import AbortedError
+    from ..errors import AbortedError
     from ..loops import is_cancellation
 
     if isinstance(error, AbortedError | KeyboardInterrupt) or is_cancellation(error):

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..context import AbortSignal
-from ..contract import AbortedError
-from ..errors import ToolError
+from ..errors import AbortedError, ToolError
 
 T = TypeVar("T")
 
@@ -174,7 +173,7 @@ async def run(
     items are returned with ``truncated`` set; ``code`` and ``stderr`` are then not known. Otherwise
     the exit code and the start of standard error are returned for the caller to judge. A line longer
     than ``max_record`` bytes raises :class:`RecordTooLargeError`; an abort raises
-    :class:`~opencode_cli.contract.AbortedError`. Failing to start raises ``ripgrep execution failed``.
+    :class:`~opencode_cli.errors.AbortedError`. Failing to start raises ``ripgrep execution failed``.
     """
     if abort is not None and abort.aborted:
         raise AbortedError()

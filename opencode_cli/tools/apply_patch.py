@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .. import boundary, files
 from ..context import AbortSignal, ToolContext
-from ..contract import INTERRUPTED, AbortedError, ToolResult, unless_aborted
-from ..errors import ToolError
+from ..contract import unless_aborted
+from ..errors import INTERRUPTED, AbortedError, ToolError
 from ..loops import to_end
 from ..lsp import diagnostics as lsp
 from ..patch import (
@@ -51,6 +51,7 @@ from ..patch import (
     js_trim,
     parse_patch,
 )
+from ..results import ToolResult
 from ._paths import relative
 from .edit import diagnostics
 

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import boundary, paths
 from ..context import ToolContext
-from ..contract import ToolResult, unless_aborted
+from ..contract import unless_aborted
 from ..errors import ToolError
 from ..flags import Flags
+from ..results import ToolResult
 from ..truncate import Truncator
 from . import _bash_prompt, _sandbox, _shell, _shell_choice, _shell_output, _shell_scan
 

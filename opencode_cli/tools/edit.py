@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import boundary, files
 from ..context import ToolContext
-from ..contract import INTERRUPTED, AbortedError, ToolResult, unless_aborted
-from ..errors import ToolError
+from ..contract import unless_aborted
+from ..errors import INTERRUPTED, AbortedError, ToolError
 from ..loops import to_end
 from ..lsp import diagnostics as lsp
+from ..results import ToolResult
 from ._paths import reason, worktree_relative
 from ._replace import EMPTY_OLD, IDENTICAL, replace
 

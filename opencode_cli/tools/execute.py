@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from ..context import ToolContext
-from ..contract import ToolResult
+from ..results import ToolResult
 from ._arguments import Arguments
 
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import boundary
 from ..context import ToolContext
-from ..contract import ToolResult
 from ..errors import ToolError
+from ..results import ToolResult
 from . import _ripgrep
 from ._paths import worktree_relative
 

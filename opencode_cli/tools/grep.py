@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import boundary
 from ..context import ToolContext
-from ..contract import ToolResult
 from ..errors import ToolError
+from ..results import ToolResult
 from . import _ripgrep
 
 if TYPE_CHECKING:

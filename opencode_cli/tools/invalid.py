@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..contract import ToolResult
+from ..results import ToolResult
 from ._arguments import Arguments
 
 _CONTROL_TOKENS = re.compile(r"<\|[^|<>]*\|>")

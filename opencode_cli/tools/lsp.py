@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import boundary
 from ..context import ToolContext
-from ..contract import ToolResult
 from ..errors import ToolError
+from ..results import ToolResult
 from ._paths import worktree_relative
 
 if TYPE_CHECKING:

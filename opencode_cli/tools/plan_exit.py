@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import paths
 from ..context import ToolContext
-from ..contract import ToolResult
+from ..results import ToolResult
 from ._arguments import Arguments
 from ._question import QuestionDismissedError, ask_user
 

@@ -18,8 +18,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import boundary, files
 from ..context import AbortSignal, ToolContext
-from ..contract import AbortedError, Attachment, ToolResult
-from ..errors import ToolError
+from ..errors import AbortedError, ToolError
+from ..results import Attachment, ToolResult
 from ._paths import stat_or_none, worktree_relative
 
 if TYPE_CHECKING:

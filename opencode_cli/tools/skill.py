@@ -18,8 +18,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..context import ToolContext
-from ..contract import ToolResult
 from ..errors import ToolError
+from ..results import ToolResult
 from ..skills import SKILL_FILE, Skill
 from . import _ripgrep
 from ._skill_prompt import skills_of

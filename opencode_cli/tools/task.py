@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ..contract import ToolResult
 from ..errors import ToolError
+from ..results import ToolResult
 from ._arguments import Arguments
 
 if TYPE_CHECKING:
@@ -59,8 +59,7 @@ def init(flags: Flags) -> dict[str, Any]:
 
 async def execute(params: TaskParameters, ctx: ToolContext) -> ToolResult:
     """Check, ask, open (or continue) the child session, run the prompt in it, report its last text."""
-    from ..contract import AbortedError
-    from ..errors import OpencodeError
+    from ..errors import AbortedError, OpencodeError
 
     session, project = ctx.session, ctx.project
     if getattr(params, "background", None):

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from .. import paths
 from ..context import ToolContext
-from ..contract import ToolResult
+from ..results import ToolResult
 from ._arguments import Arguments
 
 

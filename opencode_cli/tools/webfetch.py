@@ -37,8 +37,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, StrictFloat, field_validator
 
 from ..context import ToolContext
-from ..contract import Attachment, ToolResult
 from ..errors import ToolError
+from ..results import Attachment, ToolResult
 from ._arguments import Arguments
 
 if TYPE_CHECKING:

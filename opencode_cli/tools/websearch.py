@@ -35,8 +35,8 @@ from urllib.parse import quote
 from pydantic import Field, StrictFloat
 
 from ..context import ToolContext
-from ..contract import ToolResult
 from ..errors import ToolError
+from ..results import ToolResult
 from ._arguments import Arguments
 
 #: Seconds the search service has to answer.

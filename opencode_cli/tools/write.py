@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import files
 from ..context import ToolContext
-from ..contract import ToolResult
 from ..loops import to_end
 from ..lsp import diagnostics as lsp
+from ..results import ToolResult
 from ._paths import worktree_relative
 from .edit import Prepared, diagnostics, guarded_write, read_existing
 

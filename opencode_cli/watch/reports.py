@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..contract import ToolSource
+from ..toolspec import ToolSource
 
 
 @dataclass(frozen=True)

@@ -471,7 +471,7 @@ def test_long_output_is_truncated_and_an_abort_cancels_the_request(
     make_project: ProjectFactory, project_dir: Path, demo_server_command: list[str]
 ) -> None:
     from opencode_cli import AbortSignal
-    from opencode_cli.contract import INTERRUPTED
+    from opencode_cli.errors import INTERRUPTED
 
     (project_dir / "opencode.toml").write_text(
         tomli_w.dumps({"mcp": {"demo": local(demo_server_command)}, "tool_output": {"max_lines": 10}})

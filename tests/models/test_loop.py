@@ -13,7 +13,7 @@ import pytest
 from _scripted import ScriptedModel, call, configure, local_config, opencode
 
 from opencode_cli import AbortSignal
-from opencode_cli.contract import AbortedError
+from opencode_cli.errors import AbortedError
 from opencode_cli.models import ModelError
 from opencode_cli.models.loop import STEP_LIMIT_NOTE
 from opencode_cli.project import Project

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from opencode_cli import Project
 from opencode_cli.context import AbortSignal, PermissionRequest
-from opencode_cli.contract import ToolResult
 from opencode_cli.errors import RejectedError, ToolError
 from opencode_cli.files import file_lock
+from opencode_cli.results import ToolResult
 
 # -- helpers --------------------------------------------------------------------------------------------
 

@@ -21,8 +21,7 @@ from _harness import Harness
 
 from opencode_cli import Project
 from opencode_cli.context import AbortSignal, PermissionRequest
-from opencode_cli.contract import AbortedError
-from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
+from opencode_cli.errors import AbortedError, InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.flags import Flags
 from opencode_cli.paths import tmp_dir
 from opencode_cli.session import Decision

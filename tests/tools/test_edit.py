@@ -24,8 +24,7 @@ from hypothesis import strategies as st
 
 from opencode_cli import Project
 from opencode_cli.context import PermissionRequest
-from opencode_cli.contract import AbortedError
-from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
+from opencode_cli.errors import AbortedError, InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.permission import Rule
 from opencode_cli.session import Decision
 

@@ -16,8 +16,7 @@ from _harness import Harness, Recorder
 
 from opencode_cli import Project
 from opencode_cli.context import AbortSignal
-from opencode_cli.contract import AbortedError
-from opencode_cli.errors import DeniedError, InvalidArgumentsError, ToolError
+from opencode_cli.errors import AbortedError, DeniedError, InvalidArgumentsError, ToolError
 from opencode_cli.tools import _ripgrep
 from opencode_cli.tools import glob as glob_module
 

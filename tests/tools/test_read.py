@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 from opencode_cli import Project
 from opencode_cli import collate as _collate
 from opencode_cli.context import AbortSignal
-from opencode_cli.contract import AbortedError
-from opencode_cli.errors import InvalidArgumentsError, RejectedError, ToolError
+from opencode_cli.errors import AbortedError, InvalidArgumentsError, RejectedError, ToolError
 from opencode_cli.tools import _instructions
 from opencode_cli.tools import read as read_module
 

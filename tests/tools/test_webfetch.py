@@ -22,8 +22,7 @@ from _local_http import Handler, LocalServer, closed_port, reply, stream
 
 from opencode_cli import Project
 from opencode_cli.context import AbortSignal
-from opencode_cli.contract import AbortedError
-from opencode_cli.errors import DeniedError, InvalidArgumentsError, RejectedError
+from opencode_cli.errors import AbortedError, DeniedError, InvalidArgumentsError, RejectedError
 from opencode_cli.tools import webfetch as webfetch_module
 
 MB5 = 5 * 1024 * 1024

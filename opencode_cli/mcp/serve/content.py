@@ -10,7 +10,7 @@ from urllib.parse import quote, unquote_to_bytes
 import mcp_types as types
 
 if TYPE_CHECKING:
-    from ...contract import Attachment
+    from ...results import Attachment
     from ...session import ToolPart, WireTool
 
 

@@ -65,7 +65,7 @@ def check_line(text: str) -> Problem | None:
         where = ".".join(str(part) for part in first.get("loc", ())[1:]) or "message"
         detail = f"{where}: {first.get('msg', 'not valid')}"
         return Problem(types.INVALID_REQUEST, f"Invalid request: {detail}", ident)
-    from ...contract import hostile_value
+    from ...arguments import hostile_value
 
     hostile = hostile_value(data)  # the SDK's parser takes no lone surrogate (JSON text is Unicode)
     if hostile is not None:
