@@ -1,6 +1,6 @@
 """A call's arguments, checked, and described to the model when they are invalid.
 
-:func:`validate` is the first step of the wrap (core spec §1.3): arguments that are not an object, or that
+:func:`validate` is the first step of the wrap (core spec §1): arguments that are not an object, or that
 no validator should see (:func:`hostile_value`: nested too deeply, text that is not Unicode), are refused;
 a plainly valid call is settled by the recorded facts of the tool's model (:mod:`opencode_cli.plain_args`);
 the rest go to the pydantic model, or to ``jsonschema`` for a tool declared by JSON Schema. Each error
