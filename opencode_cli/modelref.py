@@ -18,7 +18,7 @@ _PROVIDER_BY_PREFIX = (
 )
 
 #: Providers some rule knows by name: the provider guess above, the schema profiles
-#: (:func:`opencode_cli.schema.profile_for`) and the websearch rule (``opencode``).
+#: (:func:`opencode_cli.schema_profiles.profile_for`) and the websearch rule (``opencode``).
 KNOWN_PROVIDERS = frozenset(
     {provider for _, provider in _PROVIDER_BY_PREFIX} | {"azure", "opencode", "opencode-go"}
 )

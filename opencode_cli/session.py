@@ -40,7 +40,7 @@ from .parts import (
 )
 from .permission import Rule, Ruleset, disabled, merge
 from .registry import INVALID
-from .schema import strict_nulls_to_absent
+from .schema_profiles import strict_nulls_to_absent
 from .transcript import ToolCallPart
 from .truncate import ascending_id
 
@@ -111,7 +111,7 @@ class Session:
 
         self.model = ModelRef.coerce(self.model)
         if self.profile is not None:
-            from .schema import check_profile
+            from .schema_profiles import check_profile
 
             self.profile = check_profile(self.profile)
         self._prompts: set[Any] = set()
@@ -572,7 +572,7 @@ class Session:
         """The wire tools of ``offer`` for this session's profile, kept on the generation (per-request
         switches are not kept)."""
         from .collate import sort_key
-        from .schema import adapt, can_be_strict, profile_for
+        from .schema_profiles import adapt, can_be_strict, profile_for
 
         model = self.model
         profile = self.profile or (profile_for(model.provider, model.id) if model else "default")

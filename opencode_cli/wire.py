@@ -3,7 +3,7 @@
 Payloads (``render``): OpenAI chat completions (``{"type": "function", "function": {...}}``, the parameters
 as the session's profile made them), Anthropic messages (``{"name", "description", "input_schema",
 "eager_input_streaming": true}``) and Gemini (``{"functionDeclarations": [...]}``, each declaration's
-parameters through :func:`opencode_cli.schema.to_gemini`, Google's OpenAPI-style subset).
+parameters through :func:`opencode_cli.gemini_schema.to_gemini`, Google's OpenAPI-style subset).
 Calls (``parse_calls``): an OpenAI ``{"name", "arguments": "<json text>"}`` (also inside
 ``{"type": "function", "function": {...}}`` or a message's ``tool_calls``), an Anthropic ``tool_use``
 block (or a message whose ``content`` holds them), a Gemini ``functionCall``, or a list of any of these.
@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from .gemini_schema import to_gemini
 from .parts import ToolCall, ToolPart, WireTool
-from .schema import to_gemini
 
 FORMATS = ("openai", "anthropic", "gemini")
 

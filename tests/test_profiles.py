@@ -9,13 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opencode_cli.schema import (
-    adapt,
-    profile_for,
-    strict,
-    strict_nulls_to_absent,
-    to_gemini,
-)
+from opencode_cli.gemini_schema import to_gemini
+from opencode_cli.schema_profiles import adapt, profile_for, strict, strict_nulls_to_absent
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field, create_model
 
 from opencode_cli.errors import InvalidArgumentsError
 from opencode_cli.project import Project
-from opencode_cli.schema import DRAFT_2020_12, MAX_SAFE_INTEGER, adapt, from_model
+from opencode_cli.schema import DRAFT_2020_12, MAX_SAFE_INTEGER, from_model
+from opencode_cli.schema_profiles import adapt
 
 PROFILES = ("default", "openai", "openai-strict", "gemini", "kimi")
 COMBINERS = ("anyOf", "oneOf", "allOf")

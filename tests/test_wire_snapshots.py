@@ -38,9 +38,10 @@ from typing import Any
 
 import pytest
 
+from opencode_cli.gemini_schema import to_gemini
 from opencode_cli.project import Project
 from opencode_cli.registry import ModelRef
-from opencode_cli.schema import adapt, to_gemini
+from opencode_cli.schema_profiles import adapt
 from opencode_cli.session import WireTool
 from opencode_cli.wire import render
 

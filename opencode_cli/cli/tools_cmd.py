@@ -93,7 +93,8 @@ def inspect_tool(
     tool_id: str, model_text: str | None, agent: str | None, as_json: bool, profile: str | None = None
 ) -> None:
     """Print one tool's description, source and parameters as the model's provider receives them."""
-    from ..schema import adapt, check_profile, describe_changes, profile_for
+    from ..schema import describe_changes
+    from ..schema_profiles import adapt, check_profile, profile_for
 
     with friendly_errors():
         project = make_project()

@@ -4,7 +4,7 @@ its streamed responses as our events. Nothing here imports the SDK.
 * the system prompt is the ``system_instruction``; an assistant's calls are ``function_call`` parts (with
   the ``thought_signature`` Gemini gave them, sent back as the API requires), tool results
   ``function_response`` parts of one user turn, their images ``inline_data`` parts after them;
-* tools are the project's Gemini declarations (:func:`opencode_cli.schema.to_gemini`).
+* tools are the project's Gemini declarations (:func:`opencode_cli.gemini_schema.to_gemini`).
 """
 
 from __future__ import annotations

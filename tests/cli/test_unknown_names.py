@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from opencode_cli.errors import ConfigError
 from opencode_cli.modelref import ModelRef
 from opencode_cli.permission import unasked
-from opencode_cli.schema import PROFILES, check_profile
+from opencode_cli.schema_profiles import PROFILES, check_profile
 
 # -- --profile: a typo is an error ------------------------------------------------------------------------
 
