@@ -127,7 +127,7 @@ class Calls:
         await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=session.id, call_id=call_id, args=args
         )
-        ctx = self.context(tool_id, call_id, abort, part)
+        ctx = session.context(tool_id, call_id, abort, part)  # the session's, which a host may extend
         running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
         result = await (running if running is not None else tool.run(args, ctx))
         for attachment in result.attachments:
