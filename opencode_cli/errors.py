@@ -108,3 +108,35 @@ class UnavailableToolError(UnknownToolError):
         self.suggestions = []
         self.note = why
         OpencodeError.__init__(self, why)
+
+
+#: The longest error text a failed call's part keeps (an error quoting a huge argument is cut to this).
+MAX_ERROR_CHARS = 4000
+
+
+def error_text(error: Exception) -> str:
+    """The model-facing text of a failed call: a tool's own error (an :class:`OpencodeError`) as it is; any
+    other exception, a bug in the tool, as one line naming its type (the traceback on stderr when
+    ``OPENCODE_DEBUG`` is set). A text longer than :data:`MAX_ERROR_CHARS` (an error quoting a huge
+    argument) is cut in its middle, so its start and its end (where the reason usually stands) are kept."""
+    text = _whole_error_text(error)
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    half = MAX_ERROR_CHARS // 2
+    return f"{text[:half]}… (cut: {len(text)} characters) …{text[-half:]}"
+
+
+def _whole_error_text(error: Exception) -> str:
+    import os
+
+    if isinstance(error, OpencodeError):
+        return str(error) or type(error).__name__
+    if os.environ.get("OPENCODE_DEBUG"):
+        import traceback
+
+        traceback.print_exception(error)
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    detail = lines[0] if lines else ""
+    if isinstance(error, OSError | ValueError) and detail:
+        return detail  # the tool's own complaint about a path or a value ("embedded null byte")
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__

@@ -135,3 +135,24 @@ def test_the_project_stays_small() -> None:
         name for name, value in vars(Project).items() if inspect.isfunction(value) or isinstance(value, kinds)
     ]
     assert len(members) <= 30, members
+
+
+def test_the_session_is_a_face_over_its_jobs() -> None:
+    """``Session`` keeps no job of its own beyond its lifetime (issue 37): no private method, every job in a
+    module of ``opencode_cli/session/`` (offering, repair, calls, asking, turns), none of them large."""
+    import inspect
+
+    from opencode_cli.session import Session
+
+    private = [
+        name
+        for name, value in vars(Session).items()
+        if name.startswith("_") and not name.startswith("__") and inspect.isfunction(value)
+    ]
+    assert private == []
+    sizes = {
+        path.name: len(path.read_text(encoding="utf-8").splitlines())
+        for path in (PACKAGE / "session").glob("*.py")
+    }
+    assert {"offering.py", "repair.py", "calls.py", "asking.py", "turns.py"} <= set(sizes)
+    assert max(sizes.values()) <= 450, sizes

@@ -505,7 +505,8 @@ def test_a_session_holds_a_bounded_window(make_project, project_dir: Path) -> No
 def test_an_error_quoting_a_huge_argument_is_cut_short(make_project) -> None:
     import asyncio
 
-    from opencode_cli.session import MAX_ERROR_CHARS, ToolCall
+    from opencode_cli.errors import MAX_ERROR_CHARS
+    from opencode_cli.session import ToolCall
 
     with make_project().session() as session:
         part = asyncio.run(session.dispatch(ToolCall("read", {"filePath": "x" * 300_000})))

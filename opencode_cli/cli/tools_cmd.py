@@ -321,7 +321,7 @@ def run_tool(
         _print_failure(str(error), json_)
         raise typer.Exit(EXIT_USAGE) from None
     except Exception as error:  # every failure is a tool error, as the model would see its text
-        from ..session import error_text
+        from ..errors import error_text
 
         _print_failure(error_text(error), json_)
         exit_if_signalled(abort)

@@ -169,7 +169,7 @@ def _value(binding: Binding, result: ToolResult) -> Any:
 
 def _for_script(error: Exception) -> Exception:
     """The exception a failed call raises in the script."""
-    from ..session import error_text
+    from ..errors import error_text
 
     text = error_text(error)
     if isinstance(error, PermissionFailure):

@@ -1,0 +1,283 @@
+"""A session's call pipeline (core spec §4, §6.3, §8.4).
+
+:meth:`Calls.dispatch` takes a raw call as the model sent it: repair (:mod:`.repair`), the doom-loop ask
+after three identical calls in one step, then the call itself. Each call: ``tool_execute_before``
+(in-place argument changes; raising blocks the call) → ``tool_execute`` (the built-in implementation runs
+the tool's wrap: validate → execute → truncate; plugins may wrap or replace it) → part ids on attachments
+→ ``tool_execute_after``. A call is recorded as a tool part of the session's current assistant message
+and shows its progress there; the part :meth:`Calls.dispatch` returns says how it ended
+(:class:`~opencode_cli.parts.Outcome`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..arguments import is_flat_json
+from ..context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+from ..errors import INTERRUPTED, error_text
+from ..loops import is_cancellation
+from ..parts import DOOM_LOOP_REFUSED, DOOM_LOOP_THRESHOLD, Outcome, ToolCall, ToolPart
+from ..permission import merge
+from ..transcript import ToolCallPart
+from ..truncate import ascending_id
+from .asking import refuse_without_terminal
+from .repair import repair
+
+if TYPE_CHECKING:
+    from ..results import ToolResult
+    from . import Session
+
+
+class Calls:
+    """The calls of one session: how each runs, and the aborts of those still running."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.running: set[AbortSignal] = set()
+        """The abort signals of the calls running now (:meth:`abort_all` sets them)."""
+
+    def abort_all(self, reason: str) -> None:
+        """Abort every call still running: each ends as interrupted, and no write is cut in half."""
+        for signal in list(self.running):
+            signal.abort(reason)
+
+    def context(
+        self,
+        tool_id: str,
+        call_id: str | None,
+        abort: AbortSignal | None = None,
+        part: ToolCallPart | None = None,
+    ) -> ToolContext:
+        """See :meth:`Session.context <opencode_cli.session.Session.context>`."""
+        session = self.session
+        project = session.project
+        on_metadata = session.on_metadata if part is None else _live(part, session.on_metadata)
+        return ToolContext(
+            session_id=session.id,
+            message_id=session.assistant().id,
+            agent=session.agent.name,
+            abort=abort or AbortSignal(),
+            call_id=call_id,
+            extra={"model": session.model, **session.extra},
+            messages=session.messages,
+            directory=project.directory,
+            worktree=project.worktree,
+            tool=tool_id,
+            asker=session.asks.ask,
+            on_metadata=on_metadata,
+            task_capable=session.agent.task_capable,
+            truncator=project.generation.truncator,
+            env=project.env,
+            project=project,
+            session=session,
+            model=session.model,
+        )
+
+    async def recorded(
+        self,
+        tool_id: str,
+        args: Any,
+        call_id: str | None,
+        abort: AbortSignal | None,
+        before: Callable[[], Awaitable[None]] | None = None,
+    ) -> ToolResult:
+        """Run a call as a tool part of the current assistant message (``before``: a check that runs once
+        the part is recorded, and may refuse the call)."""
+        session = self.session
+        part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
+        session.transcript.add_part(session.assistant(), part)
+        part.running()
+        abort = abort or AbortSignal()
+        self.running.add(abort)
+        try:
+            if before is not None:
+                await before()
+            result = await self.run(tool_id, args, call_id, abort, part)
+        except BaseException as error:
+            cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
+            part.fail(INTERRUPTED if cancelled else (str(error) or type(error).__name__))
+            session.transcript.update_part(part)
+            raise
+        finally:
+            self.running.discard(abort)
+        part.complete(result.output, result.title, result.metadata, result.attachments)
+        session.transcript.update_part(part)
+        return result
+
+    async def run(
+        self,
+        tool_id: str,
+        args: Any,
+        call_id: str | None,
+        abort: AbortSignal | None,
+        part: ToolCallPart | None,
+    ) -> ToolResult:
+        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
+        session = self.session
+        project = session.project
+        plugins = project.plugins
+        generation = await project.ready()
+        if generation.mcp_servers:
+            await project.mcp.ensure(tool_id)
+        tool = project.registry.get(tool_id).loaded()
+        await plugins.acall(
+            "tool_execute_before", tool=tool_id, session_id=session.id, call_id=call_id, args=args
+        )
+        ctx = session.context(tool_id, call_id, abort, part)  # the session's, which a host may extend
+        running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
+        result = await (running if running is not None else tool.run(args, ctx))
+        for attachment in result.attachments:
+            attachment.id = attachment.id or ascending_id("prt")
+        await plugins.acall(
+            "tool_execute_after",
+            tool=tool_id,
+            session_id=session.id,
+            call_id=call_id,
+            args=args,
+            result=result,
+        )
+        return result
+
+    async def dispatch(self, call: ToolCall, abort: AbortSignal | None = None) -> ToolPart:
+        """See :meth:`Session.dispatch <opencode_cli.session.Session.dispatch>`."""
+        from ..schema_profiles import strict_nulls_to_absent
+
+        session = self.session
+        call_id = call.id or ascending_id("call")
+        generation = await session.project.ready()
+        if generation.mcp_servers:
+            await session.project.mcp.ensure(call.name)  # its server connects (again) before the repair
+        if session.offering.last is None:
+            await session.offering.aresolve()
+        offered = session.offering.offered()
+        ruleset = merge(session.agent.permission, session.rules)
+        name, args, rerouted, refusal = repair(call, offered, ruleset, lists_invalid=session.lists_invalid)
+        if refusal is not None:
+            return self._cannot_run(call, call_id, refusal)
+        part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
+        if session.profile == "openai-strict" and name in offered and isinstance(args, dict):
+            args = strict_nulls_to_absent(args, offered[name].normalized)
+            part.input = args
+        try:
+            result = await self.recorded(
+                name, args, call_id, abort, lambda: self._doom_loop_check(call_id, call.name, name, args)
+            )
+        except Exception as error:
+            part.error = error_text(error)
+            part.outcome = Outcome.of(error)
+            _let_go(error)
+            return part
+        part.status = "completed"
+        part.outcome = Outcome.INVALID_ARGUMENTS if rerouted else Outcome.COMPLETED
+        part.output, part.title = result.output, result.title
+        part.metadata, part.attachments = result.metadata, result.attachments
+        if rerouted:
+            part.metadata = {**part.metadata, "rerouted": True}
+        return part
+
+    def _cannot_run(self, call: ToolCall, call_id: str, error: str) -> ToolPart:
+        """A call that cannot run at all (rerouted to an ``invalid`` the session does not have): an error
+        part of the current step, as the tool the model named, with its arguments as it sent them."""
+        session = self.session
+        args: Any = call.arguments
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                args = json.loads(args)
+        args = args if isinstance(args, dict) else {}
+        recorded = ToolCallPart(call_id, call.name, _plain(args))
+        session.transcript.add_part(session.assistant(), recorded)
+        recorded.running()
+        recorded.fail(error)
+        session.transcript.update_part(recorded)
+        part = ToolPart(call_id, call.name, dict(args), "error", error=error, requested=call.name)
+        part.outcome = Outcome.INVALID_ARGUMENTS
+        return part
+
+    async def _doom_loop_check(self, call_id: str, requested: str, name: str, args: Any) -> None:
+        """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
+        two before it of the same tool (the name the model wrote) with the same input, none pending (as
+        OpenCode's processor does): a text part in between, or a new step, starts the count over."""
+        from ..errors import RejectedError
+
+        session = self.session
+        parts = session.assistant().parts
+        mine = next(
+            (p for p in reversed(parts) if isinstance(p, ToolCallPart) and p.call_id == call_id), None
+        )
+        if mine is None:
+            return
+        mine.fingerprint = _fingerprint(requested, args, call_id)
+        window = parts[-DOOM_LOOP_THRESHOLD:]
+        if len(window) < DOOM_LOOP_THRESHOLD or not all(
+            isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
+            for p in window
+        ):
+            return
+        request = PermissionRequest(
+            id="",
+            session_id=session.id,
+            permission="doom_loop",
+            patterns=[name],
+            always=[name],
+            metadata={"tool": name, "input": args},
+        )
+        try:
+            await session.project.permissions.ask(
+                request, session.agent.permission, on_pending=session.asks.put_to_user
+            )
+        except RejectedError:
+            if session.prompt is refuse_without_terminal:  # nobody refused it: say what did
+                raise RejectedError(DOOM_LOOP_REFUSED.format(tool=name)) from None
+            raise
+
+
+def _fingerprint(requested: str, args: Any, call_id: str) -> str:
+    """What makes two calls identical: the tool name the model wrote and a digest of the canonical input
+    (a digest: a part holds it as long as the part is held; arguments that cannot be serialised are never
+    identical to another call's)."""
+    import hashlib
+
+    try:
+        canonical = json.dumps(args, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+    except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
+        return f"{requested}\0<unserialisable {call_id}>"
+    return f"{requested}\0{hashlib.blake2b(canonical, digest_size=20).hexdigest()}"
+
+
+def _plain(args: Any) -> dict[str, Any]:
+    """A JSON-safe copy of a call's arguments, as the transcript keeps them."""
+    if not isinstance(args, dict):
+        return {}
+    if is_flat_json(args):
+        return dict(args)  # what the round trip through JSON would give, without it
+    try:
+        return json.loads(json.dumps(args, default=str))
+    except (ValueError, RecursionError):  # nested too deeply, a number too long: the call will be refused
+        return {}
+
+
+def _let_go(error: BaseException) -> None:
+    """Clear the tracebacks of a failed call's error and of the errors it chains to: a frame in a
+    traceback that holds the error itself (a tool keeping an error to raise later) makes a cycle, and
+    the call's arguments (9 MiB of them, say) would wait for the cycle collector to go."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+
+
+def _live(part: ToolCallPart, sink: MetadataSink | None) -> MetadataSink:
+    """A metadata sink that also shows the progress on the call's transcript part."""
+
+    def report(title: str | None, metadata: dict[str, Any] | None) -> None:
+        with contextlib.suppress(ValueError):  # the part already finished
+            part.running(title, metadata)
+        if sink is not None:
+            sink(title, metadata)
+
+    return report

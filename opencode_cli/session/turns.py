@@ -1,0 +1,82 @@
+"""The transcript a session writes (OpenCode's messages and parts), and which message its calls belong to.
+
+A session's transcript is opened from the store when the session is remembered and has been kept before,
+else made new. It holds a window of the latest messages in memory (``Session.window``) and at most
+``transcript.max_bytes`` characters of parts; the calls dispatched between two steps belong to one
+assistant message, and a user message starts a new one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..transcript import SessionInfo, Transcript
+
+if TYPE_CHECKING:
+    from ..project import Project
+    from ..transcript import Message
+    from . import Session
+
+
+class Turns:
+    """A session's transcript and its current assistant message."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        project = session.project
+        store = project.store if session.remember else None
+        held = held_bytes(project)
+        transcript = Transcript.load(store, session.id, session.window, held) if store is not None else None
+        if transcript is None:
+            info = SessionInfo(
+                session.title,
+                session.agent.name,
+                str(project.directory),
+                session.parent.id if session.parent is not None else None,
+                [rule.as_dict() for rule in session.rules],
+                id=session.id,
+            )
+            transcript = Transcript(info, store, session.window, held)
+        self.transcript = transcript
+        self.current: Message | None = None
+        """The assistant message calls are recorded in now (``None``: the next call starts one)."""
+
+    def user(self, text: str, *, synthetic: bool = False) -> Message:
+        """See :meth:`Session.user <opencode_cli.session.Session.user>`."""
+        self.current = None
+        session = self.session
+        return self.transcript.add_user(text, session.agent.name, session.model, synthetic=synthetic)
+
+    def new_assistant(self) -> Message:
+        """Start a new assistant message; the calls that follow belong to it."""
+        session = self.session
+        self.current = self.transcript.add_assistant(session.agent.name, session.model)
+        return self.current
+
+    def assistant(self) -> Message:
+        """The assistant message calls are recorded in (a new one after a user message)."""
+        current = self.current
+        messages = self.transcript.messages
+        if current is None or not messages or messages[-1] is not current:
+            current = self.new_assistant()
+        return current
+
+    def record_agent(self, name: str) -> None:
+        """Note in the session info that the session's calls now run as agent ``name``."""
+        if self.transcript.info.agent != name:
+            self.transcript.info.agent = name
+            self.transcript.update_session()
+
+
+def held_bytes(project: Project) -> int:
+    """``transcript.max_bytes`` of the project's config: the characters of parts a transcript holds in
+    memory (a value that is not a positive whole number is warned about, and the default used)."""
+    from ..limits import TRANSCRIPT_BYTES
+
+    value = project.config.get("transcript.max_bytes", TRANSCRIPT_BYTES)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        project.warn(
+            f"transcript.max_bytes: {value!r} is not a positive whole number; {TRANSCRIPT_BYTES} used"
+        )
+        return TRANSCRIPT_BYTES
+    return value
