@@ -33,7 +33,7 @@ from ..parts import (
 from ..permission import Rule, Ruleset, merge
 from ..truncate import ascending_id
 from .asking import Asks, refuse_without_terminal
-from .calls import Calls
+from .calls import Calls, live_progress
 from .offering import QUESTION_ASKER, QUESTION_TOOL, Offering
 from .repair import repair
 from .turns import Turns
@@ -415,5 +415,26 @@ class Session:
         abort: AbortSignal | None = None,
         part: ToolCallPart | None = None,
     ) -> ToolContext:
-        """The :class:`ToolContext` for one call (``part``: its transcript part, shown live progress)."""
-        return self.calls.context(tool_id, call_id, abort, part)
+        """The :class:`ToolContext` for one call (``part``: its transcript part, shown live progress). Every
+        call's context is made here, so a host that extends it (a subclass) sees every call."""
+        project = self.project
+        return ToolContext(
+            session_id=self.id,
+            message_id=self.assistant().id,
+            agent=self.agent.name,
+            abort=abort or AbortSignal(),
+            call_id=call_id,
+            extra={"model": self.model, **self.extra},
+            messages=self.messages,
+            directory=project.directory,
+            worktree=project.worktree,
+            tool=tool_id,
+            asker=self.asks.ask,
+            on_metadata=self.on_metadata if part is None else live_progress(part, self.on_metadata),
+            task_capable=self.agent.task_capable,
+            truncator=project.generation.truncator,
+            env=project.env,
+            project=project,
+            session=self,
+            model=self.model,
+        )

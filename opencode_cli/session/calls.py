@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..arguments import is_flat_json
-from ..context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+from ..context import AbortSignal, MetadataSink, PermissionRequest
 from ..errors import INTERRUPTED, error_text
 from ..loops import is_cancellation
 from ..parts import DOOM_LOOP_REFUSED, DOOM_LOOP_THRESHOLD, Outcome, ToolCall, ToolPart
@@ -44,38 +44,6 @@ class Calls:
         """Abort every call still running: each ends as interrupted, and no write is cut in half."""
         for signal in list(self.running):
             signal.abort(reason)
-
-    def context(
-        self,
-        tool_id: str,
-        call_id: str | None,
-        abort: AbortSignal | None = None,
-        part: ToolCallPart | None = None,
-    ) -> ToolContext:
-        """See :meth:`Session.context <opencode_cli.session.Session.context>`."""
-        session = self.session
-        project = session.project
-        on_metadata = session.on_metadata if part is None else _live(part, session.on_metadata)
-        return ToolContext(
-            session_id=session.id,
-            message_id=session.assistant().id,
-            agent=session.agent.name,
-            abort=abort or AbortSignal(),
-            call_id=call_id,
-            extra={"model": session.model, **session.extra},
-            messages=session.messages,
-            directory=project.directory,
-            worktree=project.worktree,
-            tool=tool_id,
-            asker=session.asks.ask,
-            on_metadata=on_metadata,
-            task_capable=session.agent.task_capable,
-            truncator=project.generation.truncator,
-            env=project.env,
-            project=project,
-            session=session,
-            model=session.model,
-        )
 
     async def recorded(
         self,
@@ -271,7 +239,7 @@ def _let_go(error: BaseException) -> None:
         error = error.__cause__ or error.__context__  # type: ignore[assignment]
 
 
-def _live(part: ToolCallPart, sink: MetadataSink | None) -> MetadataSink:
+def live_progress(part: ToolCallPart, sink: MetadataSink | None) -> MetadataSink:
     """A metadata sink that also shows the progress on the call's transcript part."""
 
     def report(title: str | None, metadata: dict[str, Any] | None) -> None:
