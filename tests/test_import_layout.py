@@ -156,3 +156,20 @@ def test_the_session_is_a_face_over_its_jobs() -> None:
     }
     assert {"offering.py", "repair.py", "calls.py", "asking.py", "turns.py"} <= set(sizes)
     assert max(sizes.values()) <= 450, sizes
+
+
+def test_every_relative_import_names_a_module_of_the_package() -> None:
+    """An import inside a function is only tried when the function runs: one left pointing at a module
+    that moved (``from .modelref`` in a module that went into a subpackage) must fail here, not in a user's
+    command."""
+    modules = _modules()
+    wrong = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+                if target not in modules:
+                    wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {target}")
+    assert wrong == []

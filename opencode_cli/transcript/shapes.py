@@ -1,29 +1,24 @@
-"""Session transcripts in OpenCode's shapes: session info, messages and their parts.
+"""What a transcript is made of, in OpenCode's shapes: session info, messages and their parts.
 
-A :class:`Transcript` is the ordered messages of one session. Each :class:`Message` is a user or an
-assistant turn holding parts (:class:`TextPart`, :class:`ToolCallPart`, :class:`FilePart`); ``as_dict``
-gives OpenCode's JSON (``{info, parts}`` with camelCase keys and times in epoch milliseconds) and
-``from_dict`` reads it back exactly. Given a :class:`~opencode_cli.store.Store`, a transcript writes every
-change through, one short transaction each, and :meth:`Transcript.load` resumes it by session id.
-
-Tool parts move ``pending`` → ``running`` → ``completed`` | ``error``; after a transition call
-:meth:`Transcript.update_part` to persist the new state (the part keeps its place).
+Each :class:`Message` is a user or an assistant turn holding parts (:class:`TextPart`,
+:class:`ToolCallPart`, :class:`FilePart`, :class:`CompactionPart`); ``as_dict`` gives OpenCode's JSON
+(``{info, parts}`` with camelCase keys and times in epoch milliseconds) and ``from_dict`` reads it back
+exactly. Tool parts move ``pending`` → ``running`` → ``completed`` | ``error``.
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .truncate import ascending_id
+from ..truncate import ascending_id
 
 if TYPE_CHECKING:
-    from .modelref import ModelRef
-    from .results import Attachment
-    from .store import Store
+    from ..modelref import ModelRef
+    from ..results import Attachment
 
 Role = Literal["user", "assistant"]
 ToolStatus = Literal["pending", "running", "completed", "error"]
@@ -42,7 +37,7 @@ def new_id(prefix: str) -> str:
 def _model(data: Mapping[str, Any] | None) -> ModelRef | None:
     if not data or "modelID" not in data:
         return None
-    from .modelref import ModelRef
+    from ..modelref import ModelRef
 
     return ModelRef(data.get("providerID"), data["modelID"])
 
@@ -428,240 +423,3 @@ class Message:
             completed=info["time"].get("completed"),
             summary=bool(info.get("summary", False)) and not user,
         )
-
-
-# -- transcript --------------------------------------------------------------------------------------
-
-
-class Transcript:
-    """The messages of one session, in order; with a ``store``, every change is written through.
-
-    Two bounds keep what is held in memory flat however many calls a long-lived session runs, with or
-    without steps: ``window``, the latest messages held in :attr:`messages` (``None``: all), and
-    ``max_bytes``, the characters of parts held (tool inputs, outputs, errors and metadata, texts):
-    past it the oldest finished parts are let go (never a running call, nor the newest part), and a
-    message left with no part (not the last) with them (``None``: no byte bound). What is let go
-    stays in the store, if there is one, and :meth:`load` reads it back within the same bounds.
-    """
-
-    def __init__(
-        self,
-        info: SessionInfo,
-        store: Store | None = None,
-        window: int | None = None,
-        max_bytes: int | None = None,
-    ) -> None:
-        if window is not None and window < 2:
-            raise ValueError("a transcript window holds at least 2 messages")
-        self.info = info
-        self.store = store
-        self.window = window
-        self.max_bytes = max_bytes
-        self.messages: list[Message] = []
-        self._part_ids: set[str] = set()
-        self._weights: dict[str, int] = {}  # the size of each part held, by id
-        self.held = 0
-        """The characters of the parts held in memory now (see ``max_bytes``)."""
-        self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
-        """Called with ``("message.updated", {"info"})`` and ``("message.part.updated", {"part"})`` on
-        every save (the ``event`` hook's relay listens here)."""
-        self.update_session()
-
-    @classmethod
-    def load(
-        cls, store: Store, session_id: str, window: int | None = None, max_bytes: int | None = None
-    ) -> Transcript | None:
-        """The stored transcript of ``session_id`` (written through to ``store`` from now on; the latest
-        messages in memory, within ``window`` and ``max_bytes``), or ``None`` when the store has no such
-        session."""
-        data = store.session(session_id)
-        if data is None:
-            return None
-        transcript = cls(SessionInfo.from_dict(data), window=window, max_bytes=max_bytes)
-        stored = store.messages(session_id)
-        if window is not None:
-            stored = stored[-window:]
-        transcript.messages = [Message.from_dict(message) for message in stored]
-        for message in transcript.messages:
-            for part in message.parts:
-                transcript._hold(part)
-        transcript._trim()
-        transcript.store = store
-        return transcript
-
-    def child(self, title: str, agent: str, permission: list[dict[str, str]] | None = None) -> Transcript:
-        """A new session started from this one (a ``task`` subagent), kept in the same store."""
-        info = SessionInfo(title, agent, self.info.directory, self.info.id, list(permission or []))
-        return Transcript(info, self.store, self.window, self.max_bytes)
-
-    def __iter__(self) -> Iterator[Message]:
-        return iter(self.messages)
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def as_dicts(self) -> list[dict[str, Any]]:
-        """Every message as ``{"info": …, "parts": […]}``."""
-        return [message.as_dict() for message in self.messages]
-
-    def last_text(self) -> str:
-        """The text of the last text part of the last assistant message (``""`` when there is none)."""
-        for message in reversed(self.messages):
-            if message.role == "assistant":
-                texts = [part.text for part in message.parts if isinstance(part, TextPart)]
-                return texts[-1] if texts else ""
-        return ""
-
-    # -- changes -------------------------------------------------------------------------------------
-
-    def add_user(
-        self, text: str | None, agent: str, model: ModelRef | None = None, *, synthetic: bool = False
-    ) -> Message:
-        """Append a user message with one text part (``synthetic``: written by a tool, not a person); with
-        ``text`` ``None``, no part (the caller adds its own)."""
-        message = self._add(Message(self.info.id, "user", agent, model))
-        if text is not None:
-            self.add_part(message, TextPart(text, synthetic=synthetic))
-        return message
-
-    def add_assistant(
-        self, agent: str, model: ModelRef | None = None, parent_id: str | None = None
-    ) -> Message:
-        """Append an (empty) assistant message answering ``parent_id``, by default the last user message."""
-        if parent_id is None:
-            parent_id = next((m.id for m in reversed(self.messages) if m.role == "user"), None)
-        return self._add(Message(self.info.id, "assistant", agent, model, parent_id))
-
-    def add_part(self, message: Message, part: Part) -> Part:
-        """Append ``part`` to ``message`` (a part with the same id is replaced in place) and save it."""
-        part.session_id, part.message_id = message.session_id, message.id
-        if isinstance(part, ToolCallPart):
-            for attachment in part.attachments:
-                attachment.session_id, attachment.message_id = message.session_id, message.id
-        index = None
-        if part.id in self._part_ids:  # only a part seen before needs looking for (a long turn stays cheap)
-            index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None)
-        self._part_ids.add(part.id)
-        self._weights.setdefault(part.id, 0)
-        if index is None:
-            message.parts.append(part)
-        else:
-            message.parts[index] = part
-        self.update_part(part)
-        return part
-
-    def update_part(self, part: Part) -> None:
-        """Save a part again after a change (a tool part's transition); it keeps its place (in memory
-        while it is within the bounds; see the class docstring)."""
-        if self.store is not None:
-            self.store.save_part(part.as_dict())
-        for listener in list(self.listeners):
-            listener("message.part.updated", {"part": part.as_dict()})
-        if part.id in self._weights:
-            self._hold(part)
-            self._trim()
-
-    def finish(self, message: Message, finish: str | None = "stop", error: str | None = None) -> None:
-        """Mark an assistant message completed now, with its finish reason or error, and save it."""
-        message.completed = max(now_ms(), message.created)
-        message.finish, message.error = finish, error
-        self.update_message(message)
-
-    def update_message(self, message: Message) -> None:
-        """Save a message's info again after a change (its parts are saved on their own)."""
-        if self.store is not None:
-            self.store.save_message(message.session_id, message.info_dict())
-        for listener in list(self.listeners):
-            listener("message.updated", {"info": message.info_dict()})
-
-    def update_session(self) -> None:
-        """Save the session info (after a change such as a new title)."""
-        if self.store is not None:
-            self.store.save_session(self.info.as_dict())
-
-    def _add(self, message: Message) -> Message:
-        self.messages.append(message)
-        self.info.updated = max(now_ms(), self.info.updated)
-        self.update_session()
-        self.update_message(message)
-        if self.window is not None and len(self.messages) > self.window:
-            self._forget(len(self.messages) - self.window)
-        return message
-
-    def _forget(self, count: int) -> None:
-        """Let go of the ``count`` oldest messages (the list keeps its identity: ``ctx.messages``)."""
-        for old in self.messages[:count]:
-            for part in old.parts:
-                self._let_go(part)
-        del self.messages[:count]
-
-    def _hold(self, part: Part) -> None:
-        """Count ``part`` (again, after a change) among the characters held."""
-        self._part_ids.add(part.id)
-        weight = part_size(part)
-        self.held += weight - self._weights.get(part.id, 0)
-        self._weights[part.id] = weight
-
-    def _let_go(self, part: Part) -> None:
-        self._part_ids.discard(part.id)
-        self.held -= self._weights.pop(part.id, 0)
-
-    def _trim(self) -> None:
-        """Past ``max_bytes``, let go of the oldest finished parts (a running tool call stays, and so
-        do the newest part and the last message), and of messages, but the last, left with none."""
-        if self.max_bytes is None or self.held <= self.max_bytes:
-            return
-        last = self.messages[-1] if self.messages else None
-        newest = last.parts[-1] if last is not None and last.parts else None
-        survivors = []
-        for message in self.messages:
-            if self.held > self.max_bytes:
-                kept = []
-                for part in message.parts:
-                    if self.held > self.max_bytes and not _open(part) and part is not newest:
-                        self._let_go(part)
-                    else:
-                        kept.append(part)
-                if len(kept) != len(message.parts):
-                    message.parts[:] = kept
-                    if not kept and message is not last:
-                        continue
-            survivors.append(message)
-        if len(survivors) != len(self.messages):
-            self.messages[:] = survivors  # the list keeps its identity (``ctx.messages``)
-
-
-def _open(part: Part) -> bool:
-    return isinstance(part, ToolCallPart) and part.status in ("pending", "running")
-
-
-def part_size(part: Part) -> int:
-    """About how many bytes ``part`` holds: the characters of its strings (tool input, output, error,
-    raw text, metadata, attachments' URLs; a text part's text), counted without serialising it."""
-    if isinstance(part, TextPart):
-        return len(part.text) + 64
-    if isinstance(part, FilePart):
-        return len(part.url) + len(part.filename or "") + 64
-    if not isinstance(part, ToolCallPart):
-        return 64
-    size = 64 + len(part.raw) + len(part.output or "") + len(part.error or "") + len(part.title or "")
-    size += _size(part.input) + _size(part.metadata)
-    return size + sum(len(item.url) + 64 for item in part.attachments)
-
-
-def _size(value: Any) -> int:
-    """The characters of the strings in a JSON-like value (walked without recursion: any depth)."""
-    size, stack = 0, [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            size += len(item)
-        elif isinstance(item, Mapping):
-            for key, inner in item.items():
-                size += len(key) if isinstance(key, str) else 8
-                stack.append(inner)
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-        else:
-            size += 8
-    return size
