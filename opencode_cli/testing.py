@@ -394,7 +394,7 @@ class ToolRunner:
         from .permission import Request
 
         request = Request("", self.session.id, permission, list(patterns), metadata=dict(metadata or {}))
-        return self.project.portal.call(self.session.permission_ask_status, request)
+        return self.project.portal.call(self.session.asks.hook_status, request)
 
     def process_env(self, tool_id: str = "bash", cwd: str | Path | None = None) -> dict[str, str]:
         """The environment a process started by ``tool_id`` gets, after the ``shell_env`` hooks (what

@@ -116,7 +116,7 @@ async def compact(session: Session, model: ChatModel, *, auto: bool, on_text: An
     transcript = session.transcript
     request = transcript.add_user(None, session.agent.name, session.model)
     transcript.add_part(request, CompactionPart(auto))
-    summary = session.new_assistant()
+    summary = session.step()
     summary.summary = True
     messages = [Message("system", SUMMARY_SYSTEM), *before, Message("user", prompt)]
     text = ""

@@ -182,7 +182,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         emit("step", {"step": steps})
         tools = [] if last else render(await session.aresolve(), model.provider.wire_format)
         messages, params, headers = await _request(session, model, last)
-        assistant = session.new_assistant()
+        assistant = session.step()
         reply = _Reply(session, assistant, emit)
         stream = model.stream(messages, tools, params=params, headers=headers)
         try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+from ..context import AbortSignal, MetadataSink, ToolContext
 from ..modelref import ModelRef
 from ..parts import (
     DOOM_LOOP_REFUSED,
@@ -173,10 +173,6 @@ class Session:
         """Add a user message to the transcript; the next tool calls belong to a new assistant message."""
         return self.turns.user(text, synthetic=synthetic)
 
-    def new_assistant(self) -> Message:
-        """Start a new assistant message (a model's reply); the tool calls that follow belong to it."""
-        return self.turns.new_assistant()
-
     def step(self) -> Message:
         """Mark the start of a new model response (a step): the calls dispatched from now on belong to a
         new assistant message, and the doom-loop window (three identical calls in a row) starts over.
@@ -311,18 +307,6 @@ class Session:
         )
         self.children[child.id] = child
         return child
-
-    # -- permissions -----------------------------------------------------------------------------------
-
-    async def ask(self, request: PermissionRequest) -> None:
-        """Judge a permission request (core spec §8.5): deny raises, allow returns, ask prompts, unless a
-        ``permission_ask`` hook settles it first."""
-        await self.asks.ask(request)
-
-    async def permission_ask_status(self, request: PermissionRequest) -> str:
-        """What the ``permission_ask`` hooks make of a request a rule would put to the user: ``"allow"``,
-        ``"deny"`` or ``"ask"`` (also when no plugin implements the hook)."""
-        return await self.asks.hook_status(request)
 
     # -- what the model is offered -------------------------------------------------------------------
 
