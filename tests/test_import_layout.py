@@ -150,6 +150,14 @@ def test_the_session_is_a_face_over_its_jobs() -> None:
         if name.startswith("_") and not name.startswith("__") and inspect.isfunction(value)
     ]
     assert private == []
+    face = [
+        name
+        for name, value in vars(Session).items()
+        if not name.startswith("_")
+        and name != "prompt"  # ``prompt`` is a field (its default a function)
+        and (inspect.isfunction(value) or isinstance(value, property | classmethod))
+    ]
+    assert len(face) <= 22, face
     sizes = {
         path.name: len(path.read_text(encoding="utf-8").splitlines())
         for path in (PACKAGE / "session").glob("*.py")
