@@ -21,6 +21,7 @@ from mcp.client.auth import OAuthFlowError
 from mcp.shared.auth import AuthorizationCodeResult
 
 from . import credentials, oauth
+from .requests import describe
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -174,10 +175,4 @@ def _sign_in_error(error: BaseException) -> Exception:
             pending.extend(current.exceptions)
         elif current.__cause__ is not None:
             pending.append(current.__cause__)
-    return SignInFailed(_describe(error))
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in error.exceptions)
-    return str(error) or type(error).__name__
+    return SignInFailed(describe(error))
