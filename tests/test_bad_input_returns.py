@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from opencode_cli.arguments import hostile_value
 from opencode_cli.errors import ToolError
-from opencode_cli.mcp.connection import _sendable
+from opencode_cli.mcp.requests import sendable
 from opencode_cli.mcp.serve.limits import check_line, error_reply
 from opencode_cli.results import unicode_text
 from opencode_cli.session import ToolCall
@@ -51,7 +51,7 @@ def test_what_is_sent_to_an_mcp_server_is_always_encodable_or_refused_with_a_rea
     """The guard before an MCP request: what passes can be written as JSON text (UTF-8); what cannot is
     refused with a one-line reason naming where the surrogate is."""
     try:
-        _sendable(value, "the arguments of probe")
+        sendable(value, "the arguments of probe")
     except ToolError as error:
         assert not _encodes(value)
         text = str(error)

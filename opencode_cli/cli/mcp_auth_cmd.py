@@ -80,7 +80,7 @@ def sign_in(
         err("waiting for the browser to come back…" if browser else "waiting for the sign-in to complete…")
 
     async def work() -> int:
-        from ..mcp.oauth import SignInFailed, sign_in
+        from ..mcp.sign_in import SignInFailed, sign_in
 
         try:
             await sign_in(configured, project.env, port=port, open_browser=browser, announce=announce)

@@ -22,7 +22,8 @@
 What ``opencode mcp auth NAME`` obtains (the client registration, the tokens, when the access token
 expires, the authorization server's metadata) is kept in ``<data>/mcp-auth.json``, one entry per server
 name, bound to the server's URL (an entry for another URL is ignored). The file is written atomically and
-is readable by its owner only (0600). Nothing here imports the ``mcp`` SDK; :mod:`.oauth` does the flow.
+is readable by its owner only (0600). Nothing here imports the ``mcp`` SDK;
+:mod:`.oauth` (a connection's auth) and :mod:`.sign_in` do the flow.
 """
 
 from __future__ import annotations

@@ -1,31 +1,28 @@
-"""OAuth 2.1 for remote MCP servers, the flow: the ``mcp`` SDK's :class:`OAuthClientProvider` over our
-credential file (:mod:`.credentials`).
+"""OAuth 2.1 for remote MCP servers, a connection's side: the ``mcp`` SDK's :class:`OAuthClientProvider`
+over our credential file (:mod:`.credentials`).
 
 A remote connection gets its ``httpx`` auth from :func:`auth_for`, a :class:`Guard`: with stored tokens
 the SDK provider sends them and refreshes them when they expire (also in a later process: the expiry and
 the authorization server's metadata are stored with them); a 401 (no tokens, or tokens refused and no
 refresh helps) is recorded, and the connection fails with
 :class:`~.credentials.AuthenticationNeeded`: the server shows ``needs authentication`` and its tools are
-absent. Nothing is registered and no one is asked on the way.
+absent. Nothing is registered and no one is asked on the way. With the client-credentials grant (no
+person) the SDK's provider of that grant gets the tokens itself.
 
-:func:`sign_in` (``opencode mcp auth NAME``) runs the SDK provider's authorization-code flow with PKCE:
-the URL announced (and opened in a browser when asked), the code received on a ``127.0.0.1`` callback
-server that lives as long as the sign-in.
+:func:`provider` is the one place a provider is made, also for the sign-in of ``opencode mcp auth``
+(:mod:`.sign_in`), which hands it its redirect and callback.
 
 This module imports the SDK; it is imported only when a remote server connects or someone signs in.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
-import socket
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
@@ -50,8 +47,6 @@ if TYPE_CHECKING:
 #: OpenCode's callback: a client registered by hand lists this redirect URI.
 CALLBACK_PORT = 19876
 CALLBACK_PATH = "/mcp/oauth/callback"
-#: Seconds a sign-in waits for the browser to come back.
-SIGN_IN_WINDOW = 300.0
 #: How the client names itself when it registers.
 CLIENT_NAME = "opencode-tools"
 
@@ -67,14 +62,10 @@ def redirect_uri(port: int = CALLBACK_PORT) -> str:
     return f"http://127.0.0.1:{port}{CALLBACK_PATH}"
 
 
-class SignInFailed(Exception):
-    """The authorization server refused, or nobody came back within the window."""
-
-
 # -- storage -----------------------------------------------------------------------------------------
 
 
-class _StoredCredentials:
+class StoredCredentials:
     """The SDK's ``TokenStorage`` over one server's entry of the credential file.
 
     Besides the tokens it records when the access token expires and the authorization server's metadata,
@@ -303,7 +294,8 @@ class Guard(httpx2.Auth):
         """Whether that refusal was a 401 (no token the server takes: the connection is of no use)."""
         self._stepped: set[str] = set()
         stored = credentials.entry_for(server.name, server.url, path).get("tokens")
-        self.provider = _provider(server, path, None, directory) if stored or server.oauth.machine else None
+        machine = server.oauth.machine
+        self.provider = provider(server, path, directory=directory) if stored or machine else None
 
     @property
     def refused(self) -> bool:
@@ -410,46 +402,35 @@ def _refusal(response: httpx2.Response) -> bool:
     return response.status_code == 401 or _challenged_scope(response) is not None
 
 
-@dataclasses.dataclass
-class _SignIn:
-    """One ``opencode mcp auth NAME`` in progress: where the browser comes back, and what it brought."""
+class SignInHandlers(Protocol):
+    """What a sign-in gives the provider (:class:`.sign_in.SignIn`): the port its callback listens on,
+    where the authorization URL goes, and how the code comes back."""
 
-    server: str
     port: int
-    open_browser: bool
-    announce: Callable[[str], None]
-    result: asyncio.Future[AuthorizationCodeResult] | None = None
 
-    async def redirect(self, url: str) -> None:
-        self.announce(url)
-        if self.open_browser:
-            import webbrowser
+    def redirect(self, url: str) -> Awaitable[None]: ...
 
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(webbrowser.open, url)
-
-    async def callback(self) -> AuthorizationCodeResult:
-        assert self.result is not None
-        try:
-            return await asyncio.wait_for(asyncio.shield(self.result), SIGN_IN_WINDOW)
-        except TimeoutError:
-            raise SignInFailed(f"nobody came back from the browser within {SIGN_IN_WINDOW:g} s") from None
+    def callback(self) -> Awaitable[AuthorizationCodeResult]: ...
 
 
-def _provider(
-    server: ServerConfig, path: Path, sign_in: _SignIn | None, directory: str | None = None
+def provider(
+    server: ServerConfig,
+    path: Path,
+    sign_in: SignInHandlers | None = None,
+    *,
+    directory: str | None = None,
 ) -> OAuthClientProvider:
     """The SDK provider over ``server``'s stored credentials: for a connection (``sign_in`` ``None``: it
     never asks anyone, the :class:`Guard` stops at a 401) or for a sign-in (fresh tokens); with the
     client-credentials grant, the SDK's provider of that grant."""
     redirect = redirect_uri(sign_in.port if sign_in else CALLBACK_PORT)
-    storage = _StoredCredentials(server, path, redirect, fresh=sign_in is not None)
+    storage = StoredCredentials(server, path, redirect, fresh=sign_in is not None)
     entry = credentials.entry_for(server.name, server.url, path)
-    provider: OAuthClientProvider
+    made: OAuthClientProvider
     if server.oauth.machine:
-        provider = _machine_provider(server, storage, directory)
+        made = _machine_provider(server, storage, directory)
     else:
-        provider = _CodeProvider(
+        made = _CodeProvider(
             server.oauth,
             server.url,
             _metadata(server, redirect, entry.get("scopeRequired") if sign_in else None),
@@ -457,15 +438,15 @@ def _provider(
             redirect_handler=sign_in.redirect if sign_in else None,
             callback_handler=sign_in.callback if sign_in else None,
         )
-    storage.provider = provider
+    storage.provider = made
     if sign_in is None:
         # What the SDK does not keep between processes: when the token expires (so it is refreshed
         # before use, not refused) and where the token endpoint is.
-        provider.context.token_expiry_time = entry.get("expiresAt")
+        made.context.token_expiry_time = entry.get("expiresAt")
         if entry.get("authorizationServer"):
             with contextlib.suppress(ValueError):
-                provider.context.oauth_metadata = OAuthMetadata.model_validate(entry["authorizationServer"])
-    return provider
+                made.context.oauth_metadata = OAuthMetadata.model_validate(entry["authorizationServer"])
+    return made
 
 
 def auth_for(server: ServerConfig, env: Mapping[str, str], directory: str | None = None) -> Guard | None:
@@ -474,130 +455,3 @@ def auth_for(server: ServerConfig, env: Mapping[str, str], directory: str | None
     if server.type != "remote" or not server.oauth.enabled:
         return None
     return Guard(server, credentials.credentials_path(env), directory)
-
-
-# -- signing in ----------------------------------------------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def _callback_server(sign_in: _SignIn) -> AsyncIterator[None]:
-    """Listen on ``127.0.0.1:<port>`` for the authorization server's redirect while the block runs."""
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse
-    from starlette.routing import Route
-
-    loop = asyncio.get_running_loop()
-    sign_in.result = loop.create_future()
-
-    async def came_back(request: Request) -> HTMLResponse:
-        query = request.query_params
-        assert sign_in.result is not None
-        if sign_in.result.done():
-            return HTMLResponse("<p>This sign-in is already complete.</p>", status_code=409)
-        if "error" in query:
-            reason = query["error"] + (
-                f": {query['error_description']}" if "error_description" in query else ""
-            )
-            sign_in.result.set_exception(SignInFailed(f"the authorization server refused: {reason}"))
-            return HTMLResponse(f"<p>Sign-in to {sign_in.server} failed ({reason}).</p>", status_code=400)
-        sign_in.result.set_result(
-            AuthorizationCodeResult(
-                code=query.get("code", ""), state=query.get("state"), iss=query.get("iss")
-            )
-        )
-        return HTMLResponse(f"<p>Signed in to {sign_in.server}. You can close this window.</p>")
-
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind(("127.0.0.1", sign_in.port))
-    except OSError as error:
-        listener.close()
-        raise SignInFailed(
-            f"cannot listen on 127.0.0.1:{sign_in.port} for the callback ({error.strerror}); "
-            "another sign-in may be running, or pass --callback-port"
-        ) from None
-    app = Starlette(routes=[Route(CALLBACK_PATH, came_back, methods=["GET"])])
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_config=None, log_level="error", access_log=False, lifespan="off")
-    )
-    serving = asyncio.create_task(server.serve(sockets=[listener]), name=f"oauth callback {sign_in.server}")
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(serving), 5)
-        except (TimeoutError, Exception):
-            serving.cancel()
-            with contextlib.suppress(BaseException):
-                await serving
-        listener.close()
-        if not sign_in.result.done():
-            sign_in.result.cancel()
-
-
-async def sign_in(
-    server: ServerConfig,
-    env: Mapping[str, str],
-    *,
-    port: int = CALLBACK_PORT,
-    open_browser: bool = False,
-    announce: Callable[[str], None] = print,
-) -> None:
-    """Run the authorization-code flow (PKCE) with ``server`` over streamable HTTP: register the client
-    when no ``clientId`` is configured, ``announce`` the authorization URL (and open a browser when
-    ``open_browser``), take the code on the callback, store the client and the tokens. Raises
-    :class:`SignInFailed` (also for a server that cannot be reached). The credentials go to ``env``'s data
-    directory."""
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    if server.type != "remote":
-        raise SignInFailed(f'MCP server "{server.name}" is local: only remote servers sign in')
-    if not server.oauth.enabled:
-        raise SignInFailed(f'MCP server "{server.name}" has oauth = false')
-    flow = _SignIn(server.name, port, open_browser, announce)
-    async with _callback_server(flow):
-        provider = _provider(server, credentials.credentials_path(env), flow)
-        try:
-            async with (
-                create_mcp_http_client(headers=dict(server.headers), auth=provider) as client,
-                streamable_http_client(server.url, http_client=client) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                await session.list_tools()  # a server may take initialize without a token
-        except Exception as error:
-            raise _sign_in_error(error) from None
-    stored = provider.context.storage
-    if isinstance(stored, _StoredCredentials) and stored.fresh:  # no tokens came: nothing asked for them
-        raise SignInFailed(f"{server.url} did not ask to sign in (it answers without OAuth)")
-    if credentials.entry_for(server.name, server.url, credentials.credentials_path(env)).get("scopeRequired"):
-        # asked for and granted: nothing is owed any more
-        credentials.update(
-            server.name, server.url, {"scopeRequired": None}, credentials.credentials_path(env)
-        )
-
-
-def _sign_in_error(error: BaseException) -> Exception:
-    """The one error a failed sign-in reports: the innermost of ours or of the SDK's OAuth flow."""
-    pending = [error]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, SignInFailed | OAuthFlowError):
-            return current if isinstance(current, SignInFailed) else SignInFailed(str(current))
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-        elif current.__cause__ is not None:
-            pending.append(current.__cause__)
-    return SignInFailed(_describe(error))
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_describe(inner) for inner in error.exceptions)
-    return str(error) or type(error).__name__
