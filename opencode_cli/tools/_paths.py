@@ -1,7 +1,9 @@
-"""Path helpers shared by the file tools: relative paths as OpenCode shows them, and a guarded ``stat``."""
+"""Path helpers shared by the file tools: relative paths as OpenCode shows them, a guarded ``stat``, and
+file-system errors worded as Node words them."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 from ..context import ToolContext
@@ -35,3 +37,28 @@ def stat_or_none(path: str) -> os.stat_result | None:
         return None
     except OSError as error:
         raise ToolError(f"Cannot access {path}: {reason(error)}") from None
+
+
+# libuv's wording of the errors a file tool meets (OpenCode shows Node's messages verbatim).
+_UV_WORDS = {
+    errno.ENOENT: "no such file or directory",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EISDIR: "illegal operation on a directory",
+    errno.ENOTDIR: "not a directory",
+    errno.ELOOP: "too many symbolic links encountered",
+    errno.ENAMETOOLONG: "name too long",
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on device",
+    errno.EBUSY: "resource busy or locked",
+    errno.EEXIST: "file already exists",
+}
+
+
+def node_message(error: OSError, syscall: str, path: str | None) -> str:
+    """``CODE: description, syscall 'path'`` like a Node.js file-system error."""
+    number = error.errno or errno.EIO
+    code = errno.errorcode.get(number, "EIO")
+    words = _UV_WORDS.get(number) or (error.strerror or os.strerror(number)).lower()
+    where = f" '{path}'" if path is not None else ""
+    return f"{code}: {words}, {syscall}{where}"

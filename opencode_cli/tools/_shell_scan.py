@@ -54,14 +54,15 @@ Paths are resolved against the tracked directory and judged by :func:`opencode_c
 (symlink-aware). An outside path adds its real directory when it is one, else the real directory it lies
 in. A command line tree-sitter cannot parse without error is refused (``Failed to parse command``): the
 parts of a broken tree cannot be trusted to be what the shell will run.
+
+The tables of what the scan knows about commands are :mod:`._shell_commands`; how a word is read is
+:mod:`._shell_words`. This module walks the tree.
 """
 
 from __future__ import annotations
 
-import codecs
 import functools
 import os
-import pwd
 import re
 import threading
 from collections.abc import Iterable, Mapping
@@ -71,6 +72,17 @@ from typing import TYPE_CHECKING, Any
 from .. import boundary
 from ..errors import ToolError
 from . import _arity
+from ._shell_commands import (
+    BASELINE_FILE_COMMANDS,
+    CWD_COMMANDS,
+    EXTRA_FILE_COMMANDS,
+    HARMLESS_TARGETS,
+    READERS,
+    SHELLS,
+    WRAPPERS,
+    ArgSpec,
+)
+from ._shell_words import Literal, State, Words, node_text, path_candidates, shift
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -78,129 +90,10 @@ if TYPE_CHECKING:
 PARSE_FAILED = "Failed to parse command"
 MAX_SCRIPT_DEPTH = 8
 
-#: Commands that change the working directory (they ask no ``bash`` permission of their own).
-CWD_COMMANDS = frozenset({"cd", "chdir", "popd", "pushd", "push-location", "set-location"})
-
-#: OpenCode's file commands: each non-option argument is a path (builtin-tools spec §2.3).
-BASELINE_FILE_COMMANDS = CWD_COMMANDS | frozenset(
-    {
-        "rm", "cp", "mv", "mkdir", "touch", "chmod", "chown", "cat",
-        "get-content", "set-content", "add-content", "copy-item", "move-item", "remove-item", "new-item",
-        "rename-item",
-    }
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """How to find the paths among a command's arguments (for the commands this scan adds)."""
-
-    valued: frozenset[str] = frozenset()
-    """Options whose value is the next word and is not a path."""
-    path_valued: frozenset[str] = frozenset()
-    """Options whose value is the next word and is a path."""
-    skip_first: bool = False
-    """The first non-option word is not a path (a pattern, a script, a group) unless ``script_options``."""
-    script_options: frozenset[str] = frozenset()
-    """Options that carry the pattern or script, so that no positional word is skipped."""
-    first_only: bool = False
-    """Only the first non-option word is a path (``source FILE ARGS...``)."""
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-def _spec(**values: object) -> ArgSpec:
-    converted = {
-        key: frozenset(str(value).split()) if key.endswith(("valued", "options")) else value
-        for key, value in values.items()
-    }
-    return ArgSpec(**converted)  # type: ignore[arg-type]
-
-
-#: File commands this scan adds to OpenCode's list (ours).
-EXTRA_FILE_COMMANDS: dict[str, ArgSpec] = {
-    "tee": ArgSpec(),
-    "ln": _spec(valued="-S --suffix", path_valued="-t --target-directory"),
-    "install": _spec(valued="-m --mode -o --owner -g --group -S --suffix", path_valued="-t"),
-    "rsync": _spec(valued="-e --rsh --exclude --include --filter -f --chmod --chown", path_valued="-T"),
-    "truncate": _spec(valued="-s --size", path_valued="-r --reference"),
-    "rmdir": ArgSpec(),
-    "unlink": ArgSpec(),
-    "shred": _spec(valued="-n --iterations -s --size"),
-    "chgrp": ArgSpec(skip_first=True),
-    "mkfifo": _spec(valued="-m --mode"),
-    "head": _spec(valued="-n -c --lines --bytes"),
-    "tail": _spec(valued="-n -c --lines --bytes -s --sleep-interval --pid"),
-    "less": ArgSpec(),
-    "more": ArgSpec(),
-    "grep": _spec(
-        valued="-e --regexp -m --max-count -A -B -C --context --include --exclude --exclude-dir",
-        path_valued="-f --file",
-        skip_first=True,
-        script_options="-e --regexp -f --file",
-    ),
-    "sed": _spec(
-        valued="-e --expression -l --line-length",
-        path_valued="-f --file",
-        skip_first=True,
-        script_options="-e --expression -f --file",
-    ),
-    "source": ArgSpec(first_only=True),
-    ".": ArgSpec(first_only=True),
-}
-
-#: Commands that run another command given as their arguments (ours), with their options taking a value.
-WRAPPERS: dict[str, frozenset[str]] = {
-    "sudo": _words("-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r -t -U -T"),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "--format", "-o", "--output"}),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "xargs": _words("-I -i -n -L -l -P -s -d -E -e -a --arg-file --max-args --max-procs --delimiter"),
-    "exec": frozenset({"-a"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "ionice": frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-t"}),
-    "setsid": frozenset(),
-}  # fmt: skip
-
-#: Builtins that set the variables named by their arguments to values known only at run time.
-READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
-
-#: Shells whose ``-c`` script is scanned in turn (ours).
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-
-#: Paths that are never reported (ours): devices every program may use.
-HARMLESS_TARGETS = frozenset(
-    {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/random",
-     "/dev/urandom", "/dev/full"}
-)  # fmt: skip
-
-#: Variables the shell itself sets: their value is not known before running.
-SHELL_VARIABLES = _words(
-    """BASH BASHOPTS BASHPID BASH_ALIASES BASH_ARGC BASH_ARGV BASH_ARGV0 BASH_CMDS BASH_COMMAND
-    BASH_EXECUTION_STRING BASH_LINENO BASH_REMATCH BASH_SOURCE BASH_SUBSHELL BASH_VERSINFO BASH_VERSION
-    COLUMNS DIRSTACK EPOCHREALTIME EPOCHSECONDS EUID FUNCNAME GROUPS HISTCMD HOSTNAME HOSTTYPE IFS LINENO
-    LINES MACHTYPE OPTARG OPTIND OSTYPE PIPESTATUS PPID RANDOM REPLY SECONDS SHELLOPTS SHLVL SRANDOM UID
-    ZSH_NAME ZSH_VERSION ZSH_SUBSHELL"""
-)
-
 #: Node types whose text is a command word for patterns and arity (as OpenCode counts them).
 TOKEN_TYPES = frozenset({"command_name", "word", "string", "raw_string", "concatenation"})
 
-#: Characters that start a glob in an unquoted word (``{`` for brace expansion).
-_GLOB = frozenset("*?[{")
-_ANSI_SIMPLE = {
-    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
-}  # fmt: skip
 _BACKTICKS = re.compile(r"(?<!\\)`((?:[^`\\]|\\.)*)`", re.DOTALL)
-_ANSI_NUMERIC = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3})")
 
 
 @dataclass
@@ -230,33 +123,6 @@ class Scan:
     def dir_patterns(self) -> list[str]:
         """``<dir>/*`` for every outside directory."""
         return [os.path.join(directory, "*") for directory in self.dirs]
-
-
-@dataclass
-class _Literal:
-    """The value of a word as the shell sees it, and where its first unquoted glob character is."""
-
-    text: str
-    glob: int | None = None
-
-    def __add__(self, other: _Literal) -> _Literal:
-        glob = self.glob
-        if glob is None and other.glob is not None:
-            glob = len(self.text) + other.glob
-        return _Literal(self.text + other.text, glob)
-
-
-@dataclass
-class _State:
-    """The shell's state as far as the scan follows it: directory, directory stack, variables."""
-
-    cwd: str
-    oldpwd: str | None = None
-    stack: list[str] = field(default_factory=list)
-    variables: dict[str, str | None] = field(default_factory=dict)
-
-    def copy(self) -> _State:
-        return _State(self.cwd, self.oldpwd, list(self.stack), dict(self.variables))
 
 
 @functools.cache
@@ -291,10 +157,6 @@ def parse(command: str) -> Node:
     return tree.root_node
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogatepass")
-
-
 def _field(node: Node) -> str | None:
     parent = node.parent
     if parent is None:
@@ -321,7 +183,7 @@ def scan(
     root = parse(command)
     scanner = _Scanner(str(directory), None if worktree is None else str(worktree), env)
     try:
-        scanner.visit(root, _State(cwd))
+        scanner.visit(root, State(cwd))
     except RecursionError:
         raise ToolError(PARSE_FAILED) from None
     return scanner.result
@@ -332,12 +194,13 @@ class _Scanner:
         self.directory = directory
         self.worktree = worktree
         self.env = env
+        self.words = Words(env)
         self.result = Scan()
         self.depth = 0
 
     # -- walking the tree ----------------------------------------------------------------------------------
 
-    def visit(self, node: Node, state: _State) -> None:
+    def visit(self, node: Node, state: State) -> None:
         kind = node.type
         if kind == "command":
             self.command(node, state)
@@ -360,22 +223,22 @@ class _Scanner:
         elif kind == "for_statement":
             variable = node.child_by_field_name("variable")
             if variable is not None:
-                state.variables[_text(variable)] = None
+                state.variables[node_text(variable)] = None
             self.sequence(node.children, state)
         else:
             self.sequence(node.children, state)
 
-    def sequence(self, children: Iterable[Node], state: _State) -> None:
+    def sequence(self, children: Iterable[Node], state: State) -> None:
         nodes = list(children)
         for index, child in enumerate(nodes):
             backgrounded = index + 1 < len(nodes) and nodes[index + 1].type == "&"
             self.visit(child, state.copy() if backgrounded else state)
 
-    def redirected(self, node: Node, state: _State) -> None:
+    def redirected(self, node: Node, state: State) -> None:
         body = node.child_by_field_name("body")
         if body is None or not _has_command(body):
             # ours: a statement that redirects without any simple command still names a bash pattern
-            self.result.add_command(_text(node).strip(), [])
+            self.result.add_command(node_text(node).strip(), [])
         before = state.copy()  # redirections are opened before the body runs (and changes directory)
         if body is not None:
             self.visit(body, state)
@@ -383,7 +246,7 @@ class _Scanner:
             if child is not body:
                 self.visit(child, before)
 
-    def redirect(self, node: Node, state: _State) -> None:
+    def redirect(self, node: Node, state: State) -> None:
         destination = node.child_by_field_name("destination")
         for child in node.children:
             if child is not destination:
@@ -392,7 +255,7 @@ class _Scanner:
             return
         self.visit(destination, state.copy())
         operator = next((c.type for c in node.children if not c.is_named), "")
-        value = self.literal(destination, state)
+        value = self.words.literal(destination, state)
         if value is None:
             return
         if operator in (">&", "<&", ">&-", "<&-") and (value.text.isdigit() or value.text == "-"):
@@ -401,11 +264,11 @@ class _Scanner:
         if full is not None:
             self.check(full)
 
-    def heredoc_backticks(self, node: Node, state: _State) -> None:
+    def heredoc_backticks(self, node: Node, state: State) -> None:
         """Scan the backquoted commands of an unquoted here-document, which tree-sitter leaves as text."""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
-        if start is None or body is None or any(q in _text(start) for q in "'\"\\"):
+        if start is None or body is None or any(q in node_text(start) for q in "'\"\\"):
             return  # a quoted delimiter: the body is taken literally
         raw = bytearray(body.text or b"")
         for child in body.named_children:
@@ -416,7 +279,7 @@ class _Scanner:
         for match in _BACKTICKS.finditer(raw.decode("utf-8", "surrogatepass")):
             self.script(re.sub(r"\\([\\`$])", r"\1", match.group(1)), state.copy())
 
-    def assignment(self, node: Node, state: _State, *, persist: bool) -> None:
+    def assignment(self, node: Node, state: State, *, persist: bool) -> None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         for child in node.children:
@@ -424,31 +287,31 @@ class _Scanner:
                 self.visit(child, state.copy())
         if not persist or name_node is None or name_node.type != "variable_name":
             return
-        value = self.literal(value_node, state) if value_node is not None else _Literal("")
-        state.variables[_text(name_node)] = None if value is None else value.text
+        value = self.words.literal(value_node, state) if value_node is not None else Literal("")
+        state.variables[node_text(name_node)] = None if value is None else value.text
 
-    def declaration(self, node: Node, state: _State) -> None:
+    def declaration(self, node: Node, state: State) -> None:
         unset = node.type == "unset_command" or (node.children and node.children[0].type == "unset")
         for child in node.children:
             if child.type == "variable_assignment":
                 self.assignment(child, state, persist=True)
             elif child.type in ("variable_name", "word"):
                 if unset:
-                    state.variables[_text(child)] = ""
+                    state.variables[node_text(child)] = ""
             else:
                 self.visit(child, state.copy())
 
     # -- simple commands -------------------------------------------------------------------------------------
 
-    def command(self, node: Node, state: _State) -> None:
-        tokens = [_text(child) for child in node.children if child.type in TOKEN_TYPES]
+    def command(self, node: Node, state: State) -> None:
+        tokens = [node_text(child) for child in node.children if child.type in TOKEN_TYPES]
         name_node = node.child_by_field_name("name")
-        name = self.literal(name_node, state) if name_node is not None else None
+        name = self.words.literal(name_node, state) if name_node is not None else None
         base = os.path.basename(name.text) if name is not None else None
         if tokens and base not in CWD_COMMANDS:
             parent = node.parent
             source = parent if parent is not None and parent.type == "redirected_statement" else node
-            self.result.add_command(_text(source).strip(), tokens)
+            self.result.add_command(node_text(source).strip(), tokens)
         for child in node.children:
             if child.type == "variable_assignment":
                 self.assignment(child, state, persist=False)
@@ -458,7 +321,7 @@ class _Scanner:
         if base is not None:
             self.simple(base, arguments, state)
 
-    def simple(self, base: str, arguments: list[Node], state: _State) -> None:
+    def simple(self, base: str, arguments: list[Node], state: State) -> None:
         """The effects of running command ``base`` with ``arguments``: paths, wrapped commands, cd."""
         if base in WRAPPERS:
             self.wrapped(base, arguments, state)
@@ -470,9 +333,9 @@ class _Scanner:
             self.find(arguments, state)
         elif base == "dd":
             for argument in arguments:
-                value = self.literal(argument, state)
+                value = self.words.literal(argument, state)
                 if value is not None and value.text.startswith(("if=", "of=")):
-                    self.path(_Literal(value.text[3:], _shift(value.glob, 3)), state)
+                    self.path(Literal(value.text[3:], shift(value.glob, 3)), state)
         elif base in BASELINE_FILE_COMMANDS:
             for value in self.path_arguments(base, arguments, state, None):
                 self.path(value, state)
@@ -483,20 +346,20 @@ class _Scanner:
                 self.path(value, state)
         elif base in READERS:
             for argument in arguments:
-                value = self.literal(argument, state)
+                value = self.words.literal(argument, state)
                 if value is not None and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value.text):
                     state.variables[value.text] = None
         else:
             self.existing_paths(arguments, state)
 
     def path_arguments(
-        self, base: str, arguments: list[Node], state: _State, spec: ArgSpec | None
-    ) -> list[_Literal]:
+        self, base: str, arguments: list[Node], state: State, spec: ArgSpec | None
+    ) -> list[Literal]:
         """The literal path arguments (dynamic words are left out)."""
         spec = spec or ArgSpec()
-        words = [self.literal(argument, state) for argument in arguments]
-        found: list[_Literal] = []
-        positional: list[_Literal] = []
+        words = [self.words.literal(argument, state) for argument in arguments]
+        found: list[Literal] = []
+        positional: list[Literal] = []
         options_done = False
         scripted = False
         index = 0
@@ -504,7 +367,7 @@ class _Scanner:
             word = words[index]
             index += 1
             if word is None:
-                positional.append(_Literal("\0"))  # a dynamic word still takes a position
+                positional.append(Literal("\0"))  # a dynamic word still takes a position
                 continue
             text = word.text
             if not options_done and text == "--":
@@ -516,7 +379,7 @@ class _Scanner:
                     scripted = True
                 if equals:
                     if option in spec.path_valued or "/" in value or value.startswith("~"):
-                        found.append(_Literal(value))
+                        found.append(Literal(value))
                 elif (option in spec.valued or option in spec.path_valued) and index < len(words):
                     value_word = words[index]
                     index += 1
@@ -532,8 +395,8 @@ class _Scanner:
             positional = positional[:1]
         return found + [word for word in positional if word.text != "\0"]
 
-    def change_directory(self, base: str, arguments: list[Node], state: _State) -> None:
-        words = [self.literal(argument, state) for argument in arguments]
+    def change_directory(self, base: str, arguments: list[Node], state: State) -> None:
+        words = [self.words.literal(argument, state) for argument in arguments]
         targets = [w for w in words if w is None or not (w.text.startswith("-") and w.text != "-")]
         previous = state.cwd
         if base == "popd":
@@ -562,13 +425,13 @@ class _Scanner:
             state.stack.append(previous)
         state.cwd, state.oldpwd = new, previous
 
-    def wrapped(self, base: str, arguments: list[Node], state: _State) -> None:
+    def wrapped(self, base: str, arguments: list[Node], state: State) -> None:
         valued = WRAPPERS[base]
         index = 0
         cwd_override: str | None = None
         skip_positional = 1 if base == "timeout" else 0
         while index < len(arguments):
-            value = self.literal(arguments[index], state)
+            value = self.words.literal(arguments[index], state)
             if value is None:
                 return  # the wrapped command is not known
             text = value.text
@@ -581,12 +444,12 @@ class _Scanner:
                     return  # only looks the command up
                 if option in valued and "=" not in text:
                     if base == "env" and option in ("-C", "--chdir") and index + 1 < len(arguments):
-                        target = self.literal(arguments[index + 1], state)
+                        target = self.words.literal(arguments[index + 1], state)
                         cwd_override = None if target is None else self.resolve(target, state)
                     index += 2
                 else:
                     if base == "env" and option == "--chdir" and "=" in text:
-                        cwd_override = self.resolve(_Literal(text.split("=", 1)[1]), state)
+                        cwd_override = self.resolve(Literal(text.split("=", 1)[1]), state)
                     index += 1
                 continue
             if base == "env" and "=" in text:
@@ -608,19 +471,19 @@ class _Scanner:
             inner_state.cwd = cwd_override
         self.inner_command(rest, inner_state)
 
-    def inner_command(self, words: list[Node], state: _State) -> None:
+    def inner_command(self, words: list[Node], state: State) -> None:
         """A command given as words of another (``sudo rm x``): a pattern of its own, and its effects."""
-        name = self.literal(words[0], state)
-        tokens = [_text(word) for word in words if word.type in TOKEN_TYPES]
+        name = self.words.literal(words[0], state)
+        tokens = [node_text(word) for word in words if word.type in TOKEN_TYPES]
         base = os.path.basename(name.text) if name is not None else None
         if base not in CWD_COMMANDS:
-            self.result.add_command(" ".join(_text(word) for word in words), tokens)
+            self.result.add_command(" ".join(node_text(word) for word in words), tokens)
         if base is not None:
             self.simple(base, words[1:], state)
 
-    def find(self, arguments: list[Node], state: _State) -> None:
+    def find(self, arguments: list[Node], state: State) -> None:
         index = 0
-        words = [self.literal(argument, state) for argument in arguments]
+        words = [self.words.literal(argument, state) for argument in arguments]
         while index < len(words) and words[index] is not None and words[index].text in ("-H", "-L", "-P"):
             index += 1
         while index < len(words):
@@ -648,8 +511,8 @@ class _Scanner:
                     self.path(target, state)
                 index += 1
 
-    def shell_script(self, arguments: list[Node], state: _State) -> None:
-        words = [self.literal(argument, state) for argument in arguments]
+    def shell_script(self, arguments: list[Node], state: State) -> None:
+        words = [self.words.literal(argument, state) for argument in arguments]
         index = 0
         while index < len(words):
             word = words[index]
@@ -672,12 +535,12 @@ class _Scanner:
                 self.existing_paths(arguments[index + 1 if text == "--" else index :], state)
                 return
 
-    def eval_script(self, arguments: list[Node], state: _State) -> None:
-        words = [self.literal(argument, state) for argument in arguments]
+    def eval_script(self, arguments: list[Node], state: State) -> None:
+        words = [self.words.literal(argument, state) for argument in arguments]
         if words and all(word is not None for word in words):
             self.script(" ".join(word.text for word in words if word is not None), state)
 
-    def script(self, text: str, state: _State) -> None:
+    def script(self, text: str, state: State) -> None:
         if self.depth >= MAX_SCRIPT_DEPTH:
             raise ToolError(PARSE_FAILED)
         root = parse(text)
@@ -689,12 +552,12 @@ class _Scanner:
 
     # -- paths ---------------------------------------------------------------------------------------------
 
-    def path(self, value: _Literal, state: _State) -> None:
+    def path(self, value: Literal, state: State) -> None:
         full = self.resolve(value, state)
         if full is not None:
             self.check(full)
 
-    def existing_paths(self, arguments: list[Node], state: _State) -> None:
+    def existing_paths(self, arguments: list[Node], state: State) -> None:
         """Check every word of ``arguments`` that names an existing path (any command; ours).
 
         A word counts when, read as the shell reads it and resolved against the tracked directory, it
@@ -704,10 +567,10 @@ class _Scanner:
         that does not exist) asks nothing. Dynamic words are skipped, as everywhere.
         """
         for argument in arguments:
-            value = self.literal(argument, state)
+            value = self.words.literal(argument, state)
             if value is None:
                 continue
-            for candidate in _path_candidates(value, self._home("")):
+            for candidate in path_candidates(value, self.words.home("")):
                 full = self.resolve(candidate, state)
                 if full is None:
                     continue
@@ -719,7 +582,7 @@ class _Scanner:
                         continue
                 self.check(full)
 
-    def resolve(self, value: _Literal, state: _State) -> str | None:
+    def resolve(self, value: Literal, state: State) -> str | None:
         """The absolute path a literal word names (a glob keeps its literal prefix)."""
         text = value.text if value.glob is None else value.text[: value.glob]
         if "\0" in text:
@@ -734,195 +597,8 @@ class _Scanner:
         real = boundary.real(full)
         self.result.add_dir(real if os.path.isdir(real) else os.path.dirname(real))
 
-    # -- words -----------------------------------------------------------------------------------------------
-
-    def literal(self, node: Node | None, state: _State, *, first: bool = True) -> _Literal | None:
-        """The word's value as the shell will see it, or ``None`` when it is only known at run time."""
-        if node is None:
-            return None
-        kind = node.type
-        if kind == "command_name":
-            return self.literal(node.named_children[0], state) if node.named_children else None
-        if kind == "word":
-            return self._word(_text(node), first)
-        if kind == "number":
-            return _Literal(_text(node))
-        if kind == "raw_string":
-            return _Literal(_text(node)[1:-1])
-        if kind == "ansi_c_string":
-            return _Literal(_ansi_c(_text(node)[2:-1]))
-        if kind == "string":
-            return self._string(node, state)
-        if kind == "translated_string":
-            inner = next((c for c in node.named_children if c.type == "string"), None)
-            return self._string(inner, state) if inner is not None else None
-        if kind in ("simple_expansion", "expansion"):
-            value = self._variable(node, state)
-            return None if value is None else _Literal(value)
-        if kind == "concatenation":
-            result = _Literal("")
-            for index, child in enumerate(node.children):
-                part = self.literal(child, state, first=first and index == 0)
-                if part is None:
-                    return None
-                result = result + part
-            return result
-        return None
-
-    def _word(self, raw: str, first: bool) -> _Literal:
-        out: list[str] = []
-        glob: int | None = None
-        index = 0
-        if first and raw.startswith("~"):
-            end = raw.find("/")
-            user = raw[1:] if end < 0 else raw[1:end]
-            home = self._home(user)
-            if home is not None:
-                out.append(home)
-                index = len(raw) if end < 0 else end
-        while index < len(raw):
-            char = raw[index]
-            if char == "\\" and index + 1 < len(raw):
-                if raw[index + 1] != "\n":
-                    out.append(raw[index + 1])
-                index += 2
-                continue
-            if char in _GLOB and glob is None:
-                glob = sum(len(part) for part in out)
-            out.append(char)
-            index += 1
-        return _Literal("".join(out), glob)
-
-    def _home(self, user: str) -> str | None:
-        if not user:
-            home = self.env.get("HOME")
-            if home:
-                return home
-            try:
-                return pwd.getpwuid(os.getuid()).pw_dir
-            except KeyError:
-                return None
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", user):
-            return None
-        try:
-            return pwd.getpwnam(user).pw_dir
-        except KeyError:
-            return None
-
-    def _string(self, node: Node, state: _State) -> _Literal | None:
-        source = node.text or b""
-        base = node.start_byte
-        out: list[str] = []
-        position = base + 1
-        end = node.end_byte - 1
-        for child in node.children:
-            if not child.is_named:
-                continue
-            if child.start_byte > position:
-                out.append(_unescape_double(source[position - base : child.start_byte - base]))
-            if child.type == "string_content":
-                out.append(_unescape_double(source[child.start_byte - base : child.end_byte - base]))
-            elif child.type in ("simple_expansion", "expansion"):
-                value = self._variable(child, state)
-                if value is None:
-                    return None
-                out.append(value)
-            else:
-                return None
-            position = child.end_byte
-        if end > position:
-            out.append(_unescape_double(source[position - base : end - base]))
-        return _Literal("".join(out))
-
-    def _variable(self, node: Node, state: _State) -> str | None:
-        named = node.named_children
-        if len(named) != 1 or named[0].type != "variable_name":
-            return None
-        if node.type == "expansion" and [c.type for c in node.children] != ["${", "variable_name", "}"]:
-            return None
-        name = _text(named[0])
-        if name in state.variables:
-            return state.variables[name]
-        if name == "PWD":
-            return state.cwd
-        if name == "OLDPWD":
-            return state.oldpwd
-        if name in SHELL_VARIABLES:
-            return None
-        return self.env.get(name, "")
-
 
 def _has_command(node: Node) -> bool:
     if node.type == "command":
         return True
     return any(_has_command(child) for child in node.named_children)
-
-
-def _path_candidates(value: _Literal, home: str | None) -> list[_Literal]:
-    """The texts in a word that may name a path: the word, or the value of an option or assignment."""
-    text = value.text
-    if not text or "\0" in text:
-        return []
-    name, equals, rest = text.partition("=")
-    if text.startswith("-"):
-        if not equals or not rest:
-            return []  # an option (``-n``, ``--verbose``) or ``-`` (standard input)
-        candidate = _Literal(rest, _shift(value.glob, len(name) + 1))
-    elif equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        if not rest:
-            return [value]
-        candidate = _Literal(rest, _shift(value.glob, len(name) + 1))
-        if value.glob is not None and value.glob <= len(name):
-            candidate = _Literal(rest, 0)
-        return [value, _tilde(candidate, home)]
-    else:
-        return [value]
-    if value.glob is not None and value.glob <= len(name):
-        candidate = _Literal(rest, 0)
-    return [_tilde(candidate, home)]
-
-
-def _tilde(value: _Literal, home: str | None) -> _Literal:
-    """``~`` or ``~/...`` at the start of an option's value, expanded (to ask rather than miss)."""
-    if home and (value.text == "~" or value.text.startswith("~/")):
-        return _Literal(home + value.text[1:], None if value.glob is None else value.glob + len(home) - 1)
-    return value
-
-
-def _shift(glob: int | None, by: int) -> int | None:
-    return None if glob is None else max(0, glob - by)
-
-
-def _unescape_double(raw: bytes) -> str:
-    text = raw.decode("utf-8", "surrogatepass")
-    return re.sub(r'\\([\\"$`])|\\\n', lambda m: m.group(1) or "", text)
-
-
-def _ansi_c(body: str) -> str:
-    def numeric(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code[0] in "xuU":
-            return chr(int(code[1:], 16))
-        return chr(int(code, 8) & 0xFF)
-
-    out: list[str] = []
-    index = 0
-    while index < len(body):
-        char = body[index]
-        if char != "\\" or index + 1 >= len(body):
-            out.append(char)
-            index += 1
-            continue
-        following = body[index + 1]
-        if following in _ANSI_SIMPLE:
-            out.append(_ANSI_SIMPLE[following])
-            index += 2
-            continue
-        match = _ANSI_NUMERIC.match(body, index)
-        if match:
-            out.append(numeric(match))
-            index = match.end()
-            continue
-        out.append(char)
-        index += 1
-    return codecs.decode(codecs.encode("".join(out), "utf-8", "surrogatepass"), "utf-8", "replace")

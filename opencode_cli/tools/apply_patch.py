@@ -13,11 +13,11 @@ The call runs in three phases:
    The changes are then made in patch order with atomic writes, renames by write-then-delete, and
    deletes.
 
-Beyond OpenCode: phase 3 is transactional. Before anything is written, the bytes, mode and symlink of
-every touched path are kept in memory; if a write or delete fails part way (a read-only file, a full
-disk), every path already touched is put back as it was, directories the call created are removed
-again, and the call fails with a message that says so. A ``Move to`` naming the file itself is an update
-(OpenCode would delete the file after writing it).
+Beyond OpenCode: phase 3 is transactional (the writing is :mod:`._patch_write`'s). Before anything is
+written, the bytes, mode and symlink of every touched path are kept in memory; if a write or delete
+fails part way (a read-only file, a full disk), every path already touched is put back as it was,
+directories the call created are removed again, and the call fails with a message that says so. A
+``Move to`` naming the file itself is an update (OpenCode would delete the file after writing it).
 
 LSP diagnostics come from :mod:`opencode_cli.lsp.diagnostics`. Not here yet: formatters and file-watcher
 events.
@@ -30,10 +30,9 @@ import contextlib
 import errno
 import functools
 import os
-import stat
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import boundary, files
 from ..context import AbortSignal, ToolContext
@@ -52,7 +51,8 @@ from ..patch import (
     parse_patch,
 )
 from ..results import ToolResult
-from ._paths import relative
+from ._patch_write import NOT_APPLIED, Allowed, FileWrite, hold_locks, take_snapshots, write_all
+from ._paths import node_message, relative
 from .edit import diagnostics
 
 if TYPE_CHECKING:
@@ -62,7 +62,6 @@ VERIFICATION_FAILED = "apply_patch verification failed"
 SUCCESS = "Success. Updated the following files:"
 EMPTY_PATCH = "*** Begin Patch\n*** End Patch"
 
-T = TypeVar("T")
 ChangeType = Literal["add", "update", "delete", "move"]
 
 
@@ -79,33 +78,6 @@ def parameters() -> type[BaseModel]:
         patchText: str = Field(description="The full patch text that describes all changes to be made")
 
     return ApplyPatchParameters
-
-
-# -- errors as Node words them --------------------------------------------------------------------------
-
-# libuv's wording of the errors a file tool meets (OpenCode shows Node's messages verbatim).
-_UV_WORDS = {
-    errno.ENOENT: "no such file or directory",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.EISDIR: "illegal operation on a directory",
-    errno.ENOTDIR: "not a directory",
-    errno.ELOOP: "too many symbolic links encountered",
-    errno.ENAMETOOLONG: "name too long",
-    errno.EROFS: "read-only file system",
-    errno.ENOSPC: "no space left on device",
-    errno.EBUSY: "resource busy or locked",
-    errno.EEXIST: "file already exists",
-}
-
-
-def _node_message(error: OSError, syscall: str, path: str | None) -> str:
-    """``CODE: description, syscall 'path'`` like a Node.js file-system error."""
-    number = error.errno or errno.EIO
-    code = errno.errorcode.get(number, "EIO")
-    words = _UV_WORDS.get(number) or (error.strerror or os.strerror(number)).lower()
-    where = f" '{path}'" if path is not None else ""
-    return f"{code}: {words}, {syscall}{where}"
 
 
 def _verification(detail: str) -> ToolError:
@@ -151,10 +123,12 @@ class Change:
             entry["movePath"] = self.move_path
         return entry
 
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+    def write(self) -> FileWrite:
+        """What phase 3 writes and removes for this change."""
+        if self.type == "delete":
+            return FileWrite(None, remove=self.path)
+        removed = self.path if self.type == "move" else None
+        return FileWrite(self.target, files.encode(self.new, self.bom), removed)
 
 
 def _plan_add(hunk: AddFile, path: str) -> Change:
@@ -186,7 +160,7 @@ def _plan_update(
         try:
             data = _read_pinned(source)
         except OSError as error:
-            raise _verification(_node_message(error, "open", path)) from None
+            raise _verification(node_message(error, "open", path)) from None
     if data is None:
         raise _verification(f"Failed to read file to update: {path}")
     old, bom = files.decode(data)
@@ -217,11 +191,11 @@ def _plan_delete(hunk: DeleteFile, path: str, source: files.Target | bytes) -> C
         try:
             found = source.read_bytes()
         except IsADirectoryError:
-            raise _verification(_node_message(OSError(errno.EISDIR, ""), "read", None)) from None
+            raise _verification(node_message(OSError(errno.EISDIR, ""), "read", None)) from None
         except OSError as error:
-            raise _verification(_node_message(error, "open", path)) from None
+            raise _verification(node_message(error, "open", path)) from None
         if found is None:
-            raise _verification(_node_message(OSError(errno.ENOENT, ""), "open", path))
+            raise _verification(node_message(OSError(errno.ENOENT, ""), "open", path))
         data = found
     else:
         data = source
@@ -292,12 +266,12 @@ async def _verify(hunks: list[Hunk], ctx: ToolContext) -> Verified:
                     async with boundary.pinned(ctx, path, follow=False) as name:
                         judged.add(name.location)
         except OSError as error:
-            raise _verification(_node_message(error, "open", path)) from None
+            raise _verification(node_message(error, "open", path)) from None
         changes.append(change)
     return Verified(changes, judged)
 
 
-# -- phase 3: locks, snapshots, applying, rolling back --------------------------------------------------
+# -- phase 3: applying, all or nothing (:mod:`._patch_write`) -------------------------------------------
 
 
 def _touched(changes: Iterable[Change]) -> list[str]:
@@ -310,261 +284,11 @@ def _touched(changes: Iterable[Change]) -> list[str]:
     return list(seen)
 
 
-@contextlib.asynccontextmanager
-async def _hold_locks(paths: Iterable[str]) -> AsyncIterator[None]:
-    """Hold the edit lock of every path, taken in the order of the lock files' names.
-
-    Two paths naming the same file share one lock file, which is taken once (a second ``flock`` on it
-    from this process would wait for ourselves).
-    """
-    locks = {str(files.lock_path(path)): path for path in paths}
-    async with contextlib.AsyncExitStack() as stack:
-        for key in sorted(locks):
-            await stack.enter_async_context(files.file_lock(locks[key]))
-        yield
-
-
-@dataclass
-class Snapshot:
-    """A path as it was before the call changed anything, and how to put it back."""
-
-    path: str
-    real: str
-    """Where the path led (symlinks resolved): what an atomic write replaces."""
-    existed: bool = False
-    link: str | None = None
-    """The symlink's target when the path itself is a symlink."""
-    real_existed: bool = False
-    data: bytes | None = None
-    """The regular file's bytes; ``None`` when there was none (absent, a directory, a dangling link)."""
-    mode: int | None = None
-
-    @classmethod
-    def take(cls, path: str) -> Snapshot:
-        """Read what is at ``path`` now."""
-        snapshot = cls(path, os.path.realpath(path))
-        snapshot.existed = os.path.lexists(path)
-        if os.path.islink(path):
-            snapshot.link = os.readlink(path)
-        snapshot.real_existed = os.path.lexists(snapshot.real)
-        try:
-            info = os.stat(snapshot.real)
-        except (FileNotFoundError, NotADirectoryError):
-            return snapshot
-        if stat.S_ISREG(info.st_mode):
-            snapshot.data = _read_bytes(snapshot.real)
-            snapshot.mode = stat.S_IMODE(info.st_mode)
-        return snapshot
-
-    def restore(self, allowed: Allowed) -> None:
-        """Put the path back: its absence, its symlink, its bytes and mode (writing only where
-        ``allowed``)."""
-        path = self.path
-        if not self.existed:
-            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
-                os.remove(path)
-            return
-        if self.link is not None and not (os.path.islink(path) and os.readlink(path) == self.link):
-            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
-                os.remove(path)
-            os.symlink(self.link, path)
-        if self.data is None:
-            # nothing of ours to put back, except a file written through a dangling link
-            if self.link is not None and not self.real_existed and os.path.isfile(self.real):
-                os.remove(self.real)
-            return
-        try:
-            current: bytes | None = _read_bytes(self.real)
-        except OSError:
-            current = None
-        if current != self.data:
-            if os.path.isfile(self.real) and not os.access(self.real, os.W_OK):
-                os.chmod(self.real, stat.S_IMODE(os.stat(self.real).st_mode) | 0o200)
-            _write_guarded(self.real, self.data, allowed)
-        if self.mode is not None:
-            os.chmod(self.real, self.mode)
-
-
-def _missing_parents(path: str) -> list[str]:
-    """The directories above ``path`` that do not exist yet, deepest first."""
-    missing = []
-    folder = os.path.dirname(os.path.realpath(path))
-    while folder and not os.path.exists(folder):
-        missing.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    return missing
-
-
-#: Whether phase 3 may write at a real location: inside the project, or a location judged in phase 1.
-Allowed = Callable[[str], bool]
-
-
-def _write_guarded(path: str, data: bytes, allowed: Allowed) -> None:
-    """Write ``path`` atomically through its pinned directory, only when where it really is now is
-    ``allowed`` (a symlink changed since phase 1 cannot send the write outside the project)."""
-    with files.pin(path) as target:
-        if not allowed(target.location):
-            raise files.ChangedWhileOpening(path)
-        target.write(data)
-
-
-@dataclass
-class _Staged:
-    """New content written to a temporary beside its target, not yet renamed over it."""
-
-    path: str
-    location: str
-    """Where the target really was when staged: the commit renames only there."""
-    temporary: str
-
-
-def _stage_guarded(path: str, data: bytes, allowed: Allowed) -> _Staged:
-    """Stage ``path``'s new content (see :meth:`files.Target.stage`) where it really is, when allowed."""
-    with files.pin(path) as target:
-        if not allowed(target.location):
-            raise files.ChangedWhileOpening(path)
-        return _Staged(path, target.location, target.stage(data))
-
-
-def _commit_guarded(staged: _Staged) -> None:
-    """Rename the staged content over its target, which must still be where it was staged."""
-    with files.pin(staged.path) as target:
-        if target.location != staged.location:
-            raise files.ChangedWhileOpening(staged.path)
-        target.commit(staged.temporary)
-
-
-def _discard(staged: Iterable[_Staged]) -> None:
-    """Remove staged temporaries that will not be committed."""
-    for one in staged:
-        with contextlib.suppress(OSError), files.pin(one.path) as target:
-            if target.location == one.location:
-                target.discard(one.temporary)
-
-
-def _remove_guarded(path: str, allowed: Allowed) -> None:
-    """Remove ``path`` through its pinned directory, only when where it really is now is ``allowed``."""
-    with files.pin(path, follow=False) as target:
-        if not allowed(target.location):
-            raise files.ChangedWhileOpening(path)
-        target.remove()
-
-
-class _ApplyFailed(Exception):
-    def __init__(self, path: str, error: OSError, syscall: str) -> None:
-        super().__init__(path)
-        self.path, self.error, self.syscall = path, error, syscall
-
-
-def _same_file(a: str, b: str) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
-#: Said of a patch that was stopped before its commit.
-NOT_APPLIED = "The patch was not applied: no file was modified."
-
-
-def _apply_all(
-    changes: list[Change], snapshots: dict[str, Snapshot], base: str, allowed: Allowed, abort: AbortSignal
-) -> None:
-    """Make every change, all or none: stage every new content beside its target (the abort is looked
-    at between two files; an abort or a failure removes what was staged), then commit by renames and
-    removals, which nothing interrupts; a commit failing part way puts back everything touched from the
-    snapshots. Raises a ToolError saying which."""
-    created: list[str] = []
-    for change in changes:
-        if change.type != "delete":
-            for folder in _missing_parents(change.target):
-                if folder not in created:
-                    created.append(folder)
-    staged: dict[int, _Staged] = {}
-    try:
-        for index, change in enumerate(changes):
-            if abort.aborted:
-                raise AbortedError(NOT_APPLIED)
-            if change.type == "delete":
-                continue
-            try:
-                staged[index] = _stage_guarded(change.target, files.encode(change.new, change.bom), allowed)
-            except OSError as error:
-                raise _ApplyFailed(change.target, error, "open") from error
-    except BaseException as stopped:
-        _discard(staged.values())
-        _remove_created(created)
-        if isinstance(stopped, _ApplyFailed):
-            raise _failure(stopped, base, [], NOT_APPLIED) from None
-        raise
-    touched: list[str] = []
-    committed: set[int] = set()
-    try:
-        for index, change in enumerate(changes):
-            if change.type != "delete":
-                touched.append(change.target)
-                try:
-                    _commit_guarded(staged[index])
-                except OSError as error:
-                    raise _ApplyFailed(change.target, error, "open") from error
-                committed.add(index)
-            if change.type == "delete" or (
-                change.type == "move"
-                and change.move_path is not None
-                and not _same_file(change.path, change.move_path)
-            ):
-                touched.append(change.path)
-                try:
-                    _remove_guarded(change.path, allowed)
-                except OSError as error:
-                    raise _ApplyFailed(change.path, error, "unlink") from error
-    except _ApplyFailed as failure:
-        _discard(one for index, one in staged.items() if index not in committed)
-        not_restored = _roll_back(touched, snapshots, created, allowed)
-        if not_restored:
-            listed = "; ".join(f"{relative(base, path)} ({reason})" for path, reason in not_restored)
-            after = f"The changes already made could not all be undone. Not restored: {listed}"
-        else:
-            after = "The changes already made were undone: no file was modified."
-        raise _failure(failure, base, not_restored, after) from None
-
-
-def _failure(failure: _ApplyFailed, base: str, not_restored: list[Any], after: str) -> ToolError:
-    verb = "delete" if failure.syscall == "unlink" else "write"
-    return ToolError(
-        f"apply_patch failed: could not {verb} {relative(base, failure.path)}: "
-        f"{_node_message(failure.error, failure.syscall, failure.path)}\n{after}"
-    )
-
-
-def _remove_created(created: list[str]) -> None:
-    """Remove the directories the call made (deepest first), where they are still the ones made."""
-    for folder in sorted(created, key=lambda name: name.count(os.sep), reverse=True):
-        if boundary.real(folder) != folder:
-            continue  # no longer the folder that was made (a link on the way changed): left alone
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
-
-
-def _roll_back(
-    touched: list[str], snapshots: dict[str, Snapshot], created: list[str], allowed: Allowed
-) -> list[tuple[str, str]]:
-    """Restore every touched path (latest first) and remove created directories; returns what failed."""
-    failed: list[tuple[str, str]] = []
-    for path in reversed(list(dict.fromkeys(touched))):
-        try:
-            snapshots[path].restore(allowed)
-        except OSError as error:
-            failed.append((path, error.strerror or str(error)))
-    _remove_created(created)
-    return failed
-
-
 def _refresh(change: Change, data: bytes | None) -> Change:
     """``change`` computed again from ``data``, what its source file holds now (``None``: no file)."""
     if data is None:
         if change.type == "delete":
-            raise _verification(_node_message(OSError(errno.ENOENT, ""), "open", change.path))
+            raise _verification(node_message(OSError(errno.ENOENT, ""), "open", change.path))
         raise _verification(f"Failed to read file to update: {change.path}")
     if isinstance(change.hunk, UpdateFile):
         return _plan_update(change.hunk, change.path, change.move_path, data)
@@ -574,18 +298,8 @@ def _refresh(change: Change, data: bytes | None) -> Change:
 
 def _apply(changes: list[Change], base: str, allowed: Allowed, abort: AbortSignal) -> list[Change]:
     """Phase 3, the locks held: keep a copy of every touched path, redo stale changes, apply all (or
-    none: see :func:`_apply_all`)."""
-    snapshots = {}
-    for path in _touched(changes):
-        if abort.aborted:
-            raise AbortedError(NOT_APPLIED)
-        try:
-            snapshots[path] = Snapshot.take(path)
-        except OSError as error:
-            raise ToolError(
-                f"apply_patch failed: could not keep a copy of {relative(base, path)} to undo the patch "
-                f"with: {_node_message(error, 'open', path)}\nNo file was modified."
-            ) from None
+    none: see :func:`._patch_write.write_all`)."""
+    snapshots = take_snapshots(_touched(changes), base, abort)
     for path, snapshot in snapshots.items():
         if not allowed(snapshot.real):
             # a link on the path changed since phase 1 and now leads outside what was judged
@@ -599,7 +313,7 @@ def _apply(changes: list[Change], base: str, allowed: Allowed, abort: AbortSigna
         else _refresh(change, snapshots[change.path].data)
         for change in changes
     ]
-    _apply_all(fresh, snapshots, base, allowed, abort)
+    write_all([change.write() for change in fresh], snapshots, base, allowed, abort)
     return fresh
 
 
@@ -643,7 +357,7 @@ async def _verify_ask_apply(hunks: list[Hunk], ctx: ToolContext, base: str) -> l
     await unless_aborted(boundary.ask_config(ctx, sorted(verified.judged)), ctx)
 
     async with contextlib.AsyncExitStack() as locks:
-        await unless_aborted(locks.enter_async_context(_hold_locks(_touched(changes))), ctx)
+        await unless_aborted(locks.enter_async_context(hold_locks(_touched(changes))), ctx)
         # not cancelled by the abort: it looks at the abort itself until the commit, then ends it
         return await to_end(_apply, changes, base, allowed, ctx.abort)
 

@@ -23,7 +23,7 @@ from opencode_cli import Project
 from opencode_cli import collate as _collate
 from opencode_cli.context import AbortSignal
 from opencode_cli.errors import AbortedError, InvalidArgumentsError, RejectedError, ToolError
-from opencode_cli.tools import _instructions
+from opencode_cli.tools import _instructions, _text_window
 from opencode_cli.tools import read as read_module
 
 # A real 1x1 RGB PNG (one red pixel), CRCs included.
@@ -780,7 +780,7 @@ def test_chunk_boundaries_do_not_matter(
     (root / "c.txt").write_bytes(content)
     expected = harness.run({"filePath": "c.txt"}).output
     for chunk in (1, 2, 3, 7, 64):
-        monkeypatch.setattr(read_module, "CHUNK_BYTES", chunk)
+        monkeypatch.setattr(_text_window, "CHUNK_BYTES", chunk)
         assert harness.run({"filePath": "c.txt"}).output == expected
         window = harness.run({"filePath": "c.txt", "offset": 3, "limit": 1}).output
         assert "(Showing lines 3-3 of 5. Use offset=4 to continue.)" in window
@@ -851,7 +851,7 @@ def test_stream_stops_when_aborted() -> None:
     signal = AbortSignal()
     signal.abort()
     with pytest.raises(AbortedError):
-        read_module.stream(io.BytesIO(b"a\nb\n"), 1, 10, signal)
+        _text_window.stream(io.BytesIO(b"a\nb\n"), 1, 10, signal)
 
 
 def reference_window(data: bytes, offset: int, limit: int, cap: int) -> tuple[list[str], int, bool, bool]:
@@ -885,8 +885,8 @@ def reference_window(data: bytes, offset: int, limit: int, cap: int) -> tuple[li
 def test_stream_matches_reference(pieces: list[bytes], offset: int, limit: int, chunk: int, cap: int) -> None:
     data = b"".join(pieces)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(read_module, "MAX_BYTES", cap)
-        window = read_module.stream(io.BytesIO(data), offset, limit, chunk_size=chunk)
+        patch.setattr(_text_window, "MAX_BYTES", cap)
+        window = _text_window.stream(io.BytesIO(data), offset, limit, chunk_size=chunk)
     assert (window.lines, window.count, window.cut, window.more) == reference_window(data, offset, limit, cap)
 
 
