@@ -46,6 +46,50 @@ def _state(project: Path) -> tuple[int, int, list[str]]:
     return changed, same, leftovers
 
 
+def _terminate_at(command: list[str], project: Path, env: dict[str, str], moment: float) -> bool:
+    """Run the patch, send SIGTERM ``moment`` seconds after the start, and check what it left; whether the
+    process was still running at that moment (else it had ended, and was not signalled)."""
+    _reset(project)
+    process = subprocess.Popen(
+        [*command, "--yes"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(moment)  # the moment itself is what is tested, not a wait for something
+        running = process.poll() is None
+        if running:
+            process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    changed, same, leftovers = _state(project)
+    assert leftovers == [], (moment, leftovers)
+    assert (changed, same) in ((FILES, 0), (0, FILES)), (moment, changed, same, stderr)
+    assert "Traceback" not in stderr
+    if running:
+        assert process.returncode == 143, (moment, stderr)
+        assert stderr.rstrip().endswith("terminated")
+    else:
+        assert process.returncode == 0, stderr
+    if changed and stdout:  # the result says which (the signal may come after it was printed)
+        assert stdout.startswith("Success. Updated the following files:"), (moment, stderr)
+    elif stderr == "terminated\n":  # ended before the call, or cancelled once the grace ran out
+        assert stdout == ""
+    else:
+        assert stdout == "", (moment, stdout[:200])
+        assert stderr == (
+            "[Tool execution was interrupted]\nThe patch was not applied: no file was modified.\nterminated\n"
+        ), (moment, stderr)
+    return running
+
+
 @pytest.mark.slow
 def test_sigterm_at_random_moments_leaves_all_or_nothing(cli_env: dict[str, str]) -> None:
     project = Path(cli_env["project"])
@@ -60,53 +104,18 @@ def test_sigterm_at_random_moments_leaves_all_or_nothing(cli_env: dict[str, str]
         "apply_patch",
         f"patchText=@{patch_file}",
     ]
-    _reset(project)
-    started = time.monotonic()  # one whole run, to spread the moments over (nothing is asserted on it)
-    whole = subprocess.run([*command, "--yes"], cwd=project, env=env, capture_output=True, timeout=120)
-    duration = time.monotonic() - started
-    assert whole.returncode == 0 and _state(project)[0] == FILES
+    durations = []
+    for _ in range(2):  # whole runs, to spread the moments over: the shorter (the first one is often cold)
+        _reset(project)
+        started = time.monotonic()  # (nothing is asserted on it)
+        whole = subprocess.run([*command, "--yes"], cwd=project, env=env, capture_output=True, timeout=120)
+        durations.append(time.monotonic() - started)
+        assert whole.returncode == 0 and _state(project)[0] == FILES
     seeded = random.Random(25)
-    moments = sorted(seeded.uniform(0.05, 1.1) * duration for _ in range(6))
+    moments = sorted(seeded.uniform(0.05, 1.1) * min(durations) for _ in range(6))
     signalled = 0
     for moment in moments:
-        _reset(project)
-        process = subprocess.Popen(
-            [*command, "--yes"],
-            cwd=project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            time.sleep(moment)  # the moment itself is what is tested, not a wait for something
-            running = process.poll() is None
-            if running:
-                process.send_signal(signal.SIGTERM)
-            stdout, stderr = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
-        changed, same, leftovers = _state(project)
-        assert leftovers == [], (moment, leftovers)
-        assert (changed, same) in ((FILES, 0), (0, FILES)), (moment, changed, same, stderr)
-        assert "Traceback" not in stderr
-        if running:
+        # a moment after the end (a machine busier now than during the whole runs) is tried again earlier
+        if _terminate_at(command, project, env, moment) or _terminate_at(command, project, env, moment / 3):
             signalled += 1
-            assert process.returncode == 143, (moment, stderr)
-            assert stderr.rstrip().endswith("terminated")
-        else:
-            assert process.returncode == 0, stderr
-        if changed and stdout:  # the result says which (the signal may come after it was printed)
-            assert stdout.startswith("Success. Updated the following files:"), (moment, stderr)
-        elif stderr == "terminated\n":  # ended before the call, or cancelled once the grace ran out
-            assert stdout == ""
-        else:
-            assert stdout == "", (moment, stdout[:200])
-            assert stderr == (
-                "[Tool execution was interrupted]\nThe patch was not applied: no file was modified.\n"
-                "terminated\n"
-            ), (moment, stderr)
     assert signalled >= 3  # most moments fell inside the call
