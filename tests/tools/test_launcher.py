@@ -30,7 +30,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def eventually(predicate: Any, timeout: float = 5.0) -> bool:
+def eventually(predicate: Any, timeout: float = 20.0) -> bool:  # a bound for a busy machine
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() >= deadline:
