@@ -337,7 +337,7 @@ class Session:
         arguments that are not valid JSON, turn the call into ``invalid`` with ``{tool, error}``."""
         offered = self.offering.offered()
         name, args, _, _ = repair(
-            call, offered, merge(self.agent.permission, self.rules), lists_invalid=self.lists_invalid
+            call, offered, self.agent.permission, self.rules, lists_invalid=self.lists_invalid
         )
         return name, args
 

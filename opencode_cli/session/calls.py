@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..arguments import is_flat_json
 from ..context import AbortSignal, MetadataSink, PermissionRequest
-from ..errors import INTERRUPTED, error_text
+from ..errors import INTERRUPTED, RejectedError, error_text
 from ..loops import is_cancellation
 from ..parts import DOOM_LOOP_REFUSED, DOOM_LOOP_THRESHOLD, Outcome, ToolCall, ToolPart
-from ..permission import merge
 from ..transcript import ToolCallPart
 from ..truncate import ascending_id
 from .asking import refuse_without_terminal
@@ -112,8 +111,6 @@ class Calls:
 
     async def dispatch(self, call: ToolCall, abort: AbortSignal | None = None) -> ToolPart:
         """See :meth:`Session.dispatch <opencode_cli.session.Session.dispatch>`."""
-        from ..schema_profiles import strict_nulls_to_absent
-
         session = self.session
         call_id = call.id or ascending_id("call")
         generation = await session.project.ready()
@@ -122,12 +119,14 @@ class Calls:
         if session.offering.last is None:
             await session.offering.aresolve()
         offered = session.offering.offered()
-        ruleset = merge(session.agent.permission, session.rules)
-        name, args, rerouted, refusal = repair(call, offered, ruleset, lists_invalid=session.lists_invalid)
+        rulesets = (session.agent.permission, session.rules)
+        name, args, rerouted, refusal = repair(call, offered, *rulesets, lists_invalid=session.lists_invalid)
         if refusal is not None:
             return self._cannot_run(call, call_id, refusal)
         part = ToolPart(call_id, name, args if isinstance(args, dict) else {}, "error", requested=call.name)
         if session.profile == "openai-strict" and name in offered and isinstance(args, dict):
+            from ..schema_profiles import strict_nulls_to_absent
+
             args = strict_nulls_to_absent(args, offered[name].normalized)
             part.input = args
         try:
@@ -169,8 +168,6 @@ class Calls:
         """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
         two before it of the same tool (the name the model wrote) with the same input, none pending (as
         OpenCode's processor does): a text part in between, or a new step, starts the count over."""
-        from ..errors import RejectedError
-
         session = self.session
         parts = session.assistant().parts
         mine = next(

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from ..collate import sort_key
 from ..parts import ToolCall
-from ..permission import Ruleset, disabled
+from ..permission import Ruleset, disabled, merge
 from ..registry import INVALID
 
 #: The longest part of unparseable arguments the invalid-JSON error quotes.
@@ -33,14 +33,14 @@ class Repaired(NamedTuple):
 
 
 def repair(
-    call: ToolCall, offered: Mapping[str, Any], rules: Ruleset, *, lists_invalid: bool = True
+    call: ToolCall, offered: Mapping[str, Any], *rulesets: Ruleset, lists_invalid: bool = True
 ) -> Repaired:
-    """Repair ``call`` against the ``offered`` tools (by name) under ``rules`` (the agent's and the
-    session's, merged). ``lists_invalid``: whether the unknown-tool error names ``invalid`` among the
-    available tools (see ``Session.lists_invalid``)."""
+    """Repair ``call`` against the ``offered`` tools (by name) under ``rulesets`` (the agent's, then the
+    session's: merged, later ones winning, only when a reroute needs them). ``lists_invalid``: whether
+    the unknown-tool error names ``invalid`` among the available tools (see ``Session.lists_invalid``)."""
 
     def has_invalid() -> bool:  # asked only when a call needs rerouting: it costs a rules walk
-        return bool(offered) and not disabled([INVALID], rules)
+        return bool(offered) and not disabled([INVALID], merge(*rulesets))
 
     def unavailable(tool: str, with_invalid: bool) -> str:
         names = sorted([*offered, *([INVALID] if with_invalid and lists_invalid else [])], key=sort_key)
