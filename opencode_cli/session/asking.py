@@ -6,14 +6,15 @@ person put to the session's ``prompt``, and the answer sent back to the project'
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
 from ..parts import Decision
 from ..permission import Rule, merge
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # asyncio too: a cold command that reads a session's offer need not import it
+    import asyncio
+
     from ..context import PermissionRequest
     from . import Session
 
@@ -59,6 +60,8 @@ class Asks:
 
     def put_to_user(self, request: PermissionRequest) -> None:
         """Put a waiting request to the session's prompt (a closed session asks nobody: the request waits)."""
+        import asyncio
+
         if self.session.closed:
             return
         task = asyncio.ensure_future(self._answer(request))
@@ -71,6 +74,8 @@ class Asks:
             task.cancel()
 
     async def _answer(self, request: PermissionRequest) -> None:
+        import asyncio
+
         from ..errors import NotFoundError
 
         session = self.session

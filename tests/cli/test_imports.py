@@ -78,3 +78,16 @@ def test_a_call_the_facts_cannot_settle_uses_the_model(cli_env: dict[str, str]) 
     (Path(cli_env["project"]) / "README.md").write_text("# A readme\n")
     modules = modules_after(["tools", "run", "read", "filePath=README.md", "offset:=2"], cli_env)
     assert "pydantic" in modules  # offset has a validator of its own: the model decides
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["tools", "list"], ["tools", "schema", "--model", "gpt-5"]],
+    ids=" ".join,
+)
+def test_reading_the_offer_starts_no_event_loop_machinery(args: list[str], cli_env: dict[str, str]) -> None:
+    """A command that only reads what is offered runs no call: it imports no ``asyncio`` (about 14 ms and
+    4 MiB of a cold start; a session module importing it at its top once cost ``tools schema`` that)."""
+    modules = modules_after(args, cli_env)
+    assert "opencode_cli.cli.app" in modules
+    assert "asyncio" not in modules
