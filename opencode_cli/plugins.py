@@ -190,7 +190,7 @@ class Plugins(HookCalls):
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
         alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        alone.add_hookspecs(hookspecs)
+        alone.add_hookspecs(_specs(record.hooks))  # the specs of its own hooks only: parsing all costs
         alone.register(plugin, name=name)
         self._alone[name] = alone
         self._by_plugin[name] = record
@@ -374,3 +374,11 @@ def _write_json(path: Path, value: Any) -> None:
 
     with contextlib.suppress(OSError):
         replace(path, json.dumps(value).encode("utf-8"))
+
+
+def _specs(names: Iterable[str]) -> object:
+    """The hook specifications of ``names``, as a namespace pluggy's ``add_hookspecs`` reads: a manager
+    holding one plugin needs the specs of that plugin's hooks, not all of them."""
+    import types
+
+    return types.SimpleNamespace(**{name: getattr(hookspecs, name) for name in names})
