@@ -51,10 +51,16 @@ class RipgrepNotFoundError(ToolError):
 
 
 def package_directories() -> list[str]:
-    """Where the ``ripgrep`` package puts ``rg``: this environment's (and the user's) scripts directory."""
+    """Where the ``ripgrep`` package puts ``rg``: this environment's (and the user's) scripts directory,
+    and the base installation's when its packages are on ``sys.path`` too (a virtual environment made
+    with ``--system-site-packages``), found without reading any installed record."""
     candidates = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
     with contextlib.suppress(KeyError, ValueError):
         candidates.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    if sys.base_prefix != sys.prefix:
+        base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+        if sysconfig.get_path("purelib", vars=base) in sys.path:
+            candidates.append(sysconfig.get_path("scripts", vars=base))
     unique: list[str] = []
     for candidate in candidates:
         if candidate and candidate not in unique:

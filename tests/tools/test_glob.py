@@ -487,3 +487,33 @@ def test_relative_path_normalisation() -> None:
     assert _ripgrep.relative_path(".\\a\\b") == "a/b"
     assert _ripgrep.relative_path("/a") == "a"
     assert _ripgrep.relative_path(".hidden/x") == ".hidden/x"
+
+
+@pytest.mark.parametrize("system_site", [True, False])
+def test_the_base_scripts_directory_is_searched_when_its_packages_are_used(
+    tmp_path: Path, system_site: bool
+) -> None:
+    """A virtual environment made with ``--system-site-packages`` imports the base installation's
+    packages, so the ``ripgrep`` package's ``rg`` may be in the base's scripts directory: it is looked for
+    there before any installed record is read; an environment that does not use those packages does not
+    look there."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    options = ["--system-site-packages"] if system_site else []
+    environment = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", *options, str(environment)], check=True)
+    code = (
+        "import sys; sys.path.append(sys.argv[1]); from opencode_cli.tools import _ripgrep; "
+        "print('\\n'.join(_ripgrep.package_directories()))"
+    )
+    checkout = str(Path(_ripgrep.__file__).parents[2])
+    listed = subprocess.run(
+        [str(environment / "bin" / "python"), "-c", code, checkout],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    base = sysconfig.get_path("scripts", vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    assert (base in listed) is system_site
