@@ -46,7 +46,7 @@ MCP_RESOURCE_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templat
 CODE_MODE_BUILTINS = ("read", "glob", "grep")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared nor hashed: built for each offer
 class Situation:
     """What the per-tool rules look at."""
 
@@ -64,7 +64,7 @@ class Situation:
     by the project from :mod:`opencode_cli.codemode`; ``None``: ``execute`` gets no catalogue."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a row of RULES, compared by identity
 class ToolRule:
     """A rule of the spec that hides a built-in tool; ``hide`` returns the reason, or ``None``."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gemini_schema import gemini_profile
 from .schema import COMBINERS
 
 JSON_TYPES = frozenset({"string", "number", "boolean", "integer", "object", "array", "null"})
@@ -55,7 +54,9 @@ def adapt(schema: Any, profile: str) -> Any:
         return strict(_openai(schema)) if can_be_strict(schema) else _openai(schema)
     if profile == "kimi":
         return _kimi(schema)
-    if profile == "gemini":
+    if profile == "gemini":  # Google's subset: its converter is loaded for Gemini models only
+        from .gemini_schema import gemini_profile
+
         return gemini_profile(schema)
     return schema
 

@@ -18,7 +18,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .gemini_schema import to_gemini
 from .parts import ToolCall, ToolPart, WireTool
 
 FORMATS = ("openai", "anthropic", "gemini")
@@ -61,6 +60,8 @@ def render(tools: Iterable[WireTool], format: str) -> Any:
         ]
     if format == "gemini":
         # Google takes an OpenAPI-style subset of JSON Schema: the one conversion, whatever the profile
+        from .gemini_schema import to_gemini
+
         declarations = [
             {"name": t.name, "description": t.description, "parameters": to_gemini(t.parameters)}
             for t in tools

@@ -16,10 +16,12 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ToolError
-from ..tools._question import Answers, Question
+
+if TYPE_CHECKING:
+    from ..tools._question import Answers, Question
 
 CUSTOM_LABEL = "Type your own answer"
 NO_TERMINAL = (

@@ -23,7 +23,8 @@ FILE_NAME = "warnings-shown.json"
 #: Warnings remembered at most (the oldest are forgotten first).
 LIMIT = 500
 
-_PATH = re.compile(r"(?:^|(?<=[\s'\"(]))(/[^\s'\":(),]+)")
+#: An absolute path in a warning's text (compiled on the first warning, by :mod:`re`'s cache).
+_PATH = r"(?:^|(?<=[\s'\"(]))(/[^\s'\":(),]+)"
 
 
 class OncePerChange:
@@ -38,7 +39,7 @@ class OncePerChange:
         self._seen: dict[str, str] | None = None
 
     def __call__(self, message: str) -> None:
-        paths = [Path(found) for found in _PATH.findall(message)] or list(self.context())
+        paths = [Path(found) for found in re.findall(_PATH, message)] or list(self.context())
         stamp = _stamp(paths)
         seen = self._load()
         if seen.get(message) == stamp:

@@ -203,14 +203,13 @@ class Calls:
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:
     """What makes two calls identical: the tool name the model wrote and a digest of the canonical input
     (a digest: a part holds it as long as the part is held; arguments that cannot be serialised are never
-    identical to another call's)."""
-    import hashlib
-
+    identical to another call's). Fingerprints are compared within one process only (a part never saves
+    its own), so the interpreter's hash of the canonical text serves, without loading :mod:`hashlib`."""
     try:
-        canonical = json.dumps(args, sort_keys=True, default=str).encode("utf-8", "surrogatepass")
+        canonical = json.dumps(args, sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
         return f"{requested}\0<unserialisable {call_id}>"
-    return f"{requested}\0{hashlib.blake2b(canonical, digest_size=20).hexdigest()}"
+    return f"{requested}\0{hash(canonical):x}"
 
 
 def _plain(args: Any) -> dict[str, Any]:
