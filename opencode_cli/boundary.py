@@ -190,7 +190,7 @@ CONFIG_COVERS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity
 class ConfigPlaces:
     """The real paths of a project's configuration: files, and directories whose whole content counts."""
 

@@ -82,7 +82,7 @@ OPENCODE_KEYS = frozenset(
 )  # fmt: skip
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class ConfigSource:
     """One place configuration came from."""
 
@@ -102,7 +102,7 @@ class ConfigSource:
         return str(self.path) if self.path is not None else self.label
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Config:
     """The merged configuration of a project, plus where each part came from."""
 

@@ -129,7 +129,7 @@ class ToolDefinitionOutput:
         return self._parameters is not None
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class ToolDefinition:
     """One tool as a model is shown it: id, description and (lazily) its JSON Schema."""
 
@@ -152,7 +152,7 @@ class ToolDefinition:
         return self.output.parameters
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Hidden:
     """A registered tool a model is not offered, and why."""
 

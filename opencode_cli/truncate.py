@@ -75,7 +75,7 @@ def ascending_id(prefix: str) -> str:
     return f"{prefix}_{value:012x}" + tail.translate(_BYTE_TO_BASE62).decode("ascii")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity
 class Truncated:
     """What :meth:`Truncator.output` returns."""
 
@@ -88,7 +88,7 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Truncator:
     """Applies the limits; one per project (the limits come from ``[tool_output]`` config)."""
 

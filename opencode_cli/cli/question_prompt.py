@@ -30,7 +30,7 @@ NO_TERMINAL = (
 )
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Choice:
     """What one line of input means for a question."""
 

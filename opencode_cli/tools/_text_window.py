@@ -44,7 +44,7 @@ def _clip(text: str) -> str:
     return text  # pragma: no cover - units > MAX_LINE_LENGTH guarantees an early return
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class Window:
     """What streaming a file produced: the shown lines and how the read ended."""
 
