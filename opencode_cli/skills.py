@@ -39,7 +39,7 @@ SKILL_FILE = "SKILL.md"
 BUILTIN_LOCATION = "<built-in>"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity
 class Skill:
     """One skill: its name, description, where its ``SKILL.md`` is, and the instructions in it."""
 
