@@ -40,9 +40,8 @@ def is_context_parameter(param: inspect.Parameter, hints: Mapping[str, Any]) -> 
     """Whether ``param`` takes the call's context: annotated :class:`ToolContext`, or named ``ctx``
     without an annotation (or annotated ``Any``). ``hints`` are the function's evaluated annotations."""
     annotation = hints.get(param.name, param.annotation)
-    from .context import ToolContext
-
-    if annotation is ToolContext or annotation == "ToolContext":
+    context = sys.modules.get(f"{__package__}.context")  # no annotation is its class before it is loaded
+    if (context is not None and annotation is context.ToolContext) or annotation == "ToolContext":
         return True
     return param.name == "ctx" and annotation in (inspect.Parameter.empty, Any)
 

@@ -91,3 +91,28 @@ def test_reading_the_offer_starts_no_event_loop_machinery(args: list[str], cli_e
     modules = modules_after(args, cli_env)
     assert "opencode_cli.cli.app" in modules
     assert "asyncio" not in modules
+
+
+def test_listing_a_tool_file_loads_no_tool_context(cli_env: dict[str, str]) -> None:
+    """Whether a tool file's function takes the context is told without loading the context's module
+    (``opencode_cli.context``, about 1 ms): no annotation can be its class before it is loaded."""
+    folder = Path(cli_env["project"]) / ".opencode" / "tool"
+    folder.mkdir(parents=True)
+    (folder / "echo.py").write_text(
+        'from opencode_cli import tool\n\n\n@tool\ndef default(text: str) -> str:\n    """Echo."""\n'
+        "    return text\n"
+    )
+    modules = modules_after(["tools", "list"], cli_env)
+    assert any(name.endswith("_echo") for name in modules)  # the tool file was loaded
+    assert "opencode_cli.context" not in modules
+
+
+def test_a_raw_call_loads_only_what_its_provider_needs(cli_env: dict[str, str]) -> None:
+    """``tools call`` of a read (no model named): no Gemini schema converter, and no :mod:`hashlib` for
+    the doom-loop fingerprint."""
+    (Path(cli_env["project"]) / "README.md").write_text("# A readme\n")
+    modules = modules_after(
+        ["tools", "call", '{"name": "read", "arguments": {"filePath": "README.md"}}'], cli_env
+    )
+    assert "opencode_cli.tools.read" in modules  # the call did run
+    assert "opencode_cli.gemini_schema" not in modules and "hashlib" not in modules
