@@ -11,7 +11,6 @@ from typing import Any
 import typer
 
 from ..errors import InvalidArgumentsError
-from ..live import added_output
 from .common import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
@@ -252,6 +251,8 @@ def warn_unasked(project: Any, allow: Sequence[str], deny: Sequence[str]) -> Non
 def _progress_printer() -> Any:
     if not sys.stderr.isatty():
         return None
+    from ..live import added_output
+
     shown = [""]  # the live ``output`` printed so far (bash streams its output this way)
 
     def show(title: str | None, metadata: dict[str, Any] | None) -> None:
