@@ -41,6 +41,15 @@ def unasked_in(project: Any, permission: str) -> str | None:
     return unasked(permission, tool_ids, prefixes)
 
 
+def terminal_attached(stdin: Any = None, stderr: Any = None) -> bool:
+    """Whether there is a terminal to ask someone on: standard input and standard error (or ``stdin`` and
+    ``stderr``) both are one."""
+    try:
+        return bool((stdin or sys.stdin).isatty() and (stderr or sys.stderr).isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def err(message: str) -> None:
     """Print one diagnostic line to stderr."""
     print(message, file=sys.stderr, flush=True)

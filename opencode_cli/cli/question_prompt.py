@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ToolError
+from .common import terminal_attached
 
 if TYPE_CHECKING:
     from ..tools._question import Answers, Question
@@ -102,10 +103,7 @@ class TerminalAsker:
 
     def interactive(self) -> bool:
         """Whether there is a terminal to ask on."""
-        try:
-            return self.stdin.isatty() and self.stderr.isatty()
-        except (AttributeError, ValueError):
-            return False
+        return terminal_attached(self.stdin, self.stderr)
 
     async def __call__(self, questions: list[Question]) -> Answers | None:
         answers: Answers = []

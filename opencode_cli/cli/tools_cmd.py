@@ -24,6 +24,7 @@ from .common import (
     print_json,
     print_rows,
     run_in_project,
+    terminal_attached,
     unasked_in,
     with_mcp,
 )
@@ -193,10 +194,11 @@ def question_asker(answers: Sequence[str] = (), *, always: bool = False) -> Any:
     terminal to ask on, or ``--answer`` values), else ``None`` so the session does not offer ``question``
     (as OpenCode's non-interactive runs). ``always``: give one anyway (a tool the user runs by name says
     itself that there is no terminal)."""
+    if not (always or answers or terminal_attached()):
+        return None  # nobody to answer: the prompt's module is not even loaded
     from .question_prompt import TerminalAsker
 
-    asker = TerminalAsker(list(answers))
-    return asker if always or asker.pending or asker.interactive() else None
+    return TerminalAsker(list(answers))
 
 
 def session_options(

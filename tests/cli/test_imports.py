@@ -72,6 +72,7 @@ def test_a_plainly_valid_call_of_a_file_tool_imports_no_pydantic(
     ran = next(name for name in ("glob", "bash", "read") if name in args or f'"{name}"' in args[-1])
     assert f"opencode_cli.tools.{ran}" in modules  # the tool did run
     assert "pydantic" not in modules and "pydantic_core" not in modules
+    assert "opencode_cli.cli.question_prompt" not in modules  # no terminal, no --answer: nobody to ask
 
 
 def test_a_call_the_facts_cannot_settle_uses_the_model(cli_env: dict[str, str]) -> None:
