@@ -14,6 +14,7 @@ A test checks that every recorded schema equals the live one.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import threading
 from collections.abc import Callable
@@ -60,13 +61,20 @@ def source_digest(tool_id: str) -> str:
     """A fingerprint of what the schema is made from: the tool module's source and the schema normaliser's
     (the CRC-32 and length of each). It only tells an edited source from the one recorded, so a cheap
     checksum does: :mod:`zlib` is loaded already, where :mod:`hashlib` would add its import to every call."""
+    return f"crc32:{_checksum(HERE / f'{module_of(tool_id)}.py')}:{_normaliser_checksum()}"
+
+
+def _checksum(path: Path) -> str:
     import zlib
 
-    parts = []
-    for path in (HERE / f"{module_of(tool_id)}.py", HERE.parent / "schema.py"):
-        data = path.read_bytes()
-        parts.append(f"{zlib.crc32(data):08x}-{len(data)}")
-    return "crc32:" + ":".join(parts)
+    data = path.read_bytes()
+    return f"{zlib.crc32(data):08x}-{len(data)}"
+
+
+@functools.cache
+def _normaliser_checksum() -> str:
+    """The schema normaliser's part of every digest: read once, not once per tool."""
+    return _checksum(HERE.parent / "schema.py")
 
 
 def _recorded_table() -> dict[str, Any]:
