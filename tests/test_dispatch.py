@@ -151,6 +151,19 @@ def test_per_request_switch_leaves_a_tool_out(make_project, readme) -> None:
     assert "read," not in part.text.split("Available tools: ")[1]
 
 
+def test_a_refresh_makes_the_next_call_repaired_against_the_whole_offer(make_project, readme) -> None:
+    """``Offering.arefresh`` (what ``mcp serve`` does before each call) hands nothing out, and the next
+    call is repaired against the offer as it is now, not against the last per-request switches."""
+    session = make_project().session(model=CLAUDE)
+    names(session, tools={"read": False})
+
+    run(session.offering.arefresh())
+    [part] = dispatch(session, call("read", {"filePath": str(readme)}))
+
+    assert part.tool == "read" and part.status == "completed", part.text
+    assert session.offering.last is not None and "read" in session.offering.last
+
+
 @pytest.mark.parametrize("model", [None, CLAUDE, GPT5, GEMINI, ModelRef.parse("openai/gpt-4o")])
 @pytest.mark.parametrize("profile", [None, "openai-strict", "kimi"])
 def test_invalid_is_never_offered(make_project, model, profile) -> None:

@@ -29,7 +29,8 @@ class Offering:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.last: dict[str, WireTool] | None = None
-        """The tools handed out last, by name (``None``: none yet, or the agent changed since)."""
+        """The tools handed out last, by name (``None``: none yet, or the agent changed since): the
+        generation's own, read and never changed (what was handed out is a copy)."""
 
     def resolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.resolve <opencode_cli.session.Session.resolve>`."""
@@ -46,6 +47,14 @@ class Offering:
 
     async def aresolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.aresolve <opencode_cli.session.Session.aresolve>`."""
+        return self._hand_out(await self._amade(tools))
+
+    async def arefresh(self) -> None:
+        """Make :attr:`last` the offer of the current generation, the tools the next call is repaired
+        against, as :meth:`aresolve` would, without handing out a copy (a host that runs calls only)."""
+        self._keep(await self._amade(None))
+
+    async def _amade(self, tools: dict[str, bool] | None) -> tuple[WireTool, ...]:
         session = self.session
         generation = await session.project.ready()
         key, switches = self._key(tools)
@@ -55,7 +64,7 @@ class Offering:
                 session.model, session.agent, rules=session.rules, switches=switches, schemas=True
             )
             made = self._shape(generation, key, tools, offer)
-        return self._hand_out(made[1])
+        return made[1]
 
     def offered(self) -> dict[str, WireTool]:
         """The tools handed out last (an offer is made when none was yet)."""
@@ -97,7 +106,9 @@ class Offering:
         return made
 
     def _hand_out(self, wire: tuple[WireTool, ...]) -> list[WireTool]:
-        """The session's own copy of the wire tools (a host may change what it receives)."""
-        mine = [tool.copy() for tool in wire]
-        self.last = {tool.name: tool for tool in mine}
-        return mine
+        """A copy of the wire tools of its own for the caller (a host may change what it receives)."""
+        self._keep(wire)
+        return [tool.copy() for tool in wire]
+
+    def _keep(self, wire: tuple[WireTool, ...]) -> None:
+        self.last = {tool.name: tool for tool in wire}

@@ -253,7 +253,7 @@ class ServeHost:
         await self.whole(client.project)
         with client.project.generations.hold():
             self._follow_agent(client.session)
-            await client.session.aresolve()  # the offer of the generation this call runs in
+            await client.session.offering.arefresh()  # the offer of the generation this call runs in
             client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
             return await client.session.dispatch(
                 ToolCall(params.name, dict(params.arguments or {})), abort=abort
