@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 
@@ -397,3 +398,15 @@ def test_modules_import_without_the_mcp_sdk() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_served_error_naming_a_file_that_is_not_utf8_shows_u_fffd_as_glob_does() -> None:
+    """One rule for text that is not valid Unicode, whoever carries it: a served failed call whose error
+    names a file that is not UTF-8 shows U+FFFD for the byte, as the tools' own output does."""
+    from opencode_cli.mcp.serve.content import result_for
+    from opencode_cli.parts import ToolPart
+
+    name = os.fsdecode(b"odd/bad-\xff.txt")
+    part = ToolPart("call_1", "read", {}, "error", error=f"File not found: {name}")
+    result = result_for(part)
+    assert result.is_error and result.content[0].text == "File not found: odd/bad-\ufffd.txt"

@@ -9,6 +9,8 @@ from urllib.parse import quote, unquote_to_bytes
 
 import mcp_types as types
 
+from ...results import unicode_text
+
 if TYPE_CHECKING:
     from ...results import Attachment
     from ...session import ToolPart, WireTool
@@ -53,20 +55,6 @@ def result_for(part: ToolPart, note: str = "") -> types.CallToolResult:
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=unicode_text(part.text + note))]
     content.extend(attachment_content(attachment) for attachment in part.attachments)
     return types.CallToolResult(content=content, is_error=part.status == "error" or part.tool == "invalid")
-
-
-def unicode_text(text: str) -> str:
-    """``text`` as valid Unicode: a file name that is not UTF-8 (a lone surrogate standing for a byte)
-    is shown with the byte escaped (``bad-\\xff.txt``), as the terminal shows it; any other lone
-    surrogate as its escape."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        try:
-            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        except UnicodeEncodeError:
-            return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def attachment_content(attachment: Attachment) -> types.ContentBlock:
