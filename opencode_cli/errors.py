@@ -140,3 +140,11 @@ def _whole_error_text(error: Exception) -> str:
     if isinstance(error, OSError | ValueError) and detail:
         return detail  # the tool's own complaint about a path or a value ("embedded null byte")
     return f"{type(error).__name__}: {detail}" if detail else type(error).__name__
+
+
+def message_of(error: BaseException) -> str:
+    """What a report says of ``error``: its message, else its type's name (an exception group: its
+    errors', joined with ``; ``)."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(message_of(inner) for inner in error.exceptions)
+    return str(error) or type(error).__name__

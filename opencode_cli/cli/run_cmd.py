@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import typer
 
+from ..errors import message_of
 from .common import (
     EXIT_OK,
     EXIT_REJECTED,
@@ -103,7 +104,7 @@ def run(
         printer.exit(EXIT_USAGE)
         fail(f"error: {error}")
     except OpencodeError as error:
-        printer.failed(str(error) or type(error).__name__)
+        printer.failed(message_of(error))
         printer.exit(SIGNAL_EXITS.get(abort.reason or "", EXIT_TOOL_ERROR))
         kept()
         exit_if_signalled(abort)

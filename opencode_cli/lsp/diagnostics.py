@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..errors import message_of
+
 if TYPE_CHECKING:
     from ..context import ToolContext
     from ..project import Project
@@ -144,7 +146,7 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
                 project.warn(f"language server {match.spec.name} was still starting; no diagnostics yet")
                 continue
             except Exception as error:
-                _set_aside(servers, match, str(error) or type(error).__name__)
+                _set_aside(servers, match, message_of(error))
                 continue
             try:
                 changed = client.sync(path, text)
@@ -152,7 +154,7 @@ async def _collect(project: Project, wanted: list[tuple[str, list[Any]]]) -> Rep
                 if changed:
                     await client.refresh_others(path, max(deadline - loop.time(), 0.001))
             except Exception as error:  # a pull that timed out, a server that exited
-                _set_aside(servers, match, str(error) or type(error).__name__)
+                _set_aside(servers, match, message_of(error))
                 continue
             if late:
                 project.warn(f"language server {match.spec.name} sent no diagnostics for {path} in time")

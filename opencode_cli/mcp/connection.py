@@ -21,9 +21,10 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..errors import message_of
 from ..services import Service
 from .opening import StartError, connect, list_tools, start_failure
-from .requests import ProgressSink, Requests, describe
+from .requests import ProgressSink, Requests
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -212,7 +213,7 @@ class McpConnection(Service):
             return process.exited()
         if isinstance(error, _Closed):
             return "the server closed the connection"
-        return describe(error)
+        return message_of(error)
 
     def report(self, message: str) -> None:
         """Pass a one-line report about the server to ``warn``."""

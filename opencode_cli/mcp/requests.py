@@ -16,6 +16,8 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import message_of
+
 if TYPE_CHECKING:
     from .connection import McpConnection
 
@@ -211,14 +213,7 @@ def _request_error(error: BaseException) -> str:
     code = getattr(error, "code", None)
     if isinstance(code, int) and hasattr(error, "message"):
         return f"MCP error {code}: {error.message}"  # type: ignore[attr-defined]
-    return describe(error)
-
-
-def describe(error: BaseException) -> str:
-    """``error`` in one line (the errors of a group joined with ``;``)."""
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(describe(inner) for inner in error.exceptions)
-    return str(error) or type(error).__name__
+    return message_of(error)
 
 
 def sendable(value: Any, what: str) -> None:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from mcp.client.auth import OAuthFlowError
 from mcp.shared.auth import AuthorizationCodeResult
 
+from ..errors import message_of
 from . import credentials, oauth
-from .requests import describe
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -175,4 +175,4 @@ def _sign_in_error(error: BaseException) -> Exception:
             pending.extend(current.exceptions)
         elif current.__cause__ is not None:
             pending.append(current.__cause__)
-    return SignInFailed(describe(error))
+    return SignInFailed(message_of(error))

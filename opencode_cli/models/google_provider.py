@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
+from ..errors import message_of
 from ..services.base import Service
 from . import errors
 from .anthropic_provider import need_sdk
@@ -162,7 +163,7 @@ class GoogleProvider(ConfiguredProvider):
         if isinstance(error, httpx.TimeoutException):
             return errors.no_answer(self.name, self.config.timeout)
         if isinstance(error, httpx.TransportError):
-            return errors.unreachable(self.config.base_url or self.name, str(error) or type(error).__name__)
+            return errors.unreachable(self.config.base_url or self.name, message_of(error))
         return error
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..errors import message_of
 from ..loops import running_loop
 from .base import Service, ServiceError, ServiceStatus, State
 from .processes import _OWNER, _kill_groups
@@ -29,10 +30,6 @@ class _Entry:
 
 def _stderr_warning(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
-
-
-def _describe(error: BaseException) -> str:
-    return str(error) or type(error).__name__
 
 
 class Services:
@@ -105,7 +102,7 @@ class Services:
             await entry.service.start()
         except BaseException as error:
             entry.state = "failed" if isinstance(error, Exception) else "stopped"
-            entry.error = _describe(error) if isinstance(error, Exception) else None
+            entry.error = message_of(error) if isinstance(error, Exception) else None
             await self._release(entry)
             if isinstance(error, Exception):
                 raise ServiceError(f"service {entry.key} failed to start: {entry.error}") from error
@@ -123,7 +120,7 @@ class Services:
             except TimeoutError:
                 self._warn(f"service {entry.key} did not stop within {self.stop_timeout:g}s")
             except Exception as error:
-                self._warn(f"service {entry.key} failed to stop: {_describe(error)}")
+                self._warn(f"service {entry.key} failed to stop: {message_of(error)}")
         children = list(entry.children.values())
         _kill_groups(entry.children)
         with contextlib.suppress(TimeoutError):
@@ -170,7 +167,7 @@ class Services:
                 try:
                     detail = entry.service.detail()
                 except Exception as error:
-                    detail = f"detail failed: {_describe(error)}"
+                    detail = f"detail failed: {message_of(error)}"
             result.append(ServiceStatus(entry.key, entry.state, detail, entry.error))
         return result
 
@@ -223,7 +220,7 @@ class Services:
                 return
             except Exception as error:
                 future.cancel()
-                self._warn(f"services did not close on their loop: {_describe(error)}")
+                self._warn(f"services did not close on their loop: {message_of(error)}")
         elif not loop.is_closed() and running is None:
             loop.run_until_complete(self.aclose())
             return
@@ -234,7 +231,7 @@ class Services:
                 try:
                     asyncio.run(asyncio.wait_for(service.stop(), self.stop_timeout))
                 except Exception as error:
-                    self._warn(f"service {entry.key} failed to stop: {_describe(error)}")
+                    self._warn(f"service {entry.key} failed to stop: {message_of(error)}")
             elif service is not None:
                 self._warn(f"service {entry.key} was not stopped: its event loop is gone")
             _kill_groups(entry.children)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..arguments import is_flat_json
 from ..context import AbortSignal, MetadataSink, PermissionRequest
-from ..errors import INTERRUPTED, RejectedError, error_text
+from ..errors import INTERRUPTED, RejectedError, error_text, message_of
 from ..loops import is_cancellation
 from ..parts import DOOM_LOOP_REFUSED, DOOM_LOOP_THRESHOLD, Outcome, ToolCall, ToolPart
 from ..transcript import ToolCallPart
@@ -66,7 +66,7 @@ class Calls:
             result = await self.run(tool_id, args, call_id, abort, part)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
-            part.fail(INTERRUPTED if cancelled else (str(error) or type(error).__name__))
+            part.fail(INTERRUPTED if cancelled else message_of(error))
             session.transcript.update_part(part)
             raise
         finally:

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, StrictFloat, field_validator
 
 from ..context import ToolContext
-from ..errors import ToolError
+from ..errors import ToolError, message_of
 from ..results import Attachment, ToolResult
 from ._arguments import Arguments
 
@@ -275,7 +275,7 @@ async def fetch(url: str, format: str, seconds: float, ctx: ToolContext) -> tupl
     except httpx.InvalidURL as error:
         raise ToolError(f"Invalid URL: {url} ({error})") from None
     except httpx.HTTPError as error:
-        reason = str(error) or type(error).__name__
+        reason = message_of(error)
         raise ToolError(f"Failed to fetch {url}: {reason}") from None
 
 

@@ -35,7 +35,7 @@ from urllib.parse import quote
 from pydantic import Field, StrictFloat
 
 from ..context import ToolContext
-from ..errors import ToolError
+from ..errors import ToolError, message_of
 from ..results import ToolResult
 from ._arguments import Arguments
 
@@ -269,7 +269,7 @@ async def search(backend: Backend, args: dict[str, Any], ctx: ToolContext) -> st
     except (TimeoutError, httpx.TimeoutException):
         raise ToolError(f"{backend.tool} request timed out") from None
     except httpx.HTTPError as error:
-        reason = str(error) or type(error).__name__
+        reason = message_of(error)
         raise ToolError(
             f"{backend.label} could not reach {shown}: {reason}. "
             f"Check the network connection (or {backend.base_env})."

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from ...errors import message_of
 from ...session import QUESTION_ASKER
 from ..source import ELICITOR, PROGRESS_SINK, RESULT_SINK
 from .asking import declares_elicitation, make_prompt
@@ -129,9 +130,7 @@ class Clients:
                     ROOTS_TIMEOUT,
                 )
             except Exception as error:
-                host.log(
-                    f"roots/list failed ({error or type(error).__name__}): serving {client.project.directory}"
-                )
+                host.log(f"roots/list failed ({message_of(error)}): serving {client.project.directory}")
                 return
             directory = first_directory(listed.roots) or host.project.directory
             if directory == client.project.directory:
