@@ -21,31 +21,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..builtin import TOOL_ORDER
+
 HERE = Path(__file__).parent
 FILE = HERE / "schemas.json"
 
-#: The recorded built-ins. ``task``'s parameters depend on the background-subagents flag: it is recorded
-#: twice, as ``task`` (flag off) and ``task@background`` (flag on).
-RECORDED = (
-    "invalid",
-    "question",
-    "bash",
-    "read",
-    "glob",
-    "grep",
-    "edit",
-    "write",
-    "webfetch",
-    "todowrite",
-    "websearch",
-    "skill",
-    "apply_patch",
-    "plan_exit",
-    "lsp",
-    "execute",
-    "task",
-    "task@background",
-)
+#: The recorded built-ins: every built-in tool (:data:`opencode_cli.builtin.TOOL_ORDER`). ``task``'s
+#: parameters depend on the background-subagents flag: it is recorded twice, as ``task`` (flag off) and
+#: ``task@background`` (flag on).
+RECORDED = (*TOOL_ORDER, "task@background")
 
 _lock = threading.Lock()
 _table: dict[str, Any] | None = None

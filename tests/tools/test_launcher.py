@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _harness import Harness
+from _processes import wait_for
 
 from opencode_cli import Project
 from opencode_cli.context import AbortSignal
@@ -28,15 +28,6 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
-
-
-def eventually(predicate: Any, timeout: float = 20.0) -> bool:  # a bound for a busy machine
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 class ProjectHarness(Harness):
@@ -63,7 +54,7 @@ def test_one_launcher_serves_every_call_and_starts_again_when_it_died(
     first = launcher.pid
     assert first is not None and launcher.starts == 1
     os.kill(first, signal.SIGKILL)
-    assert eventually(lambda: not alive(first))
+    assert wait_for(lambda: not alive(first), 20)
     assert bash.run({"command": "echo three"}).output == "three\n"
     assert launcher.starts == 2 and launcher.pid not in (None, first)
 
@@ -76,8 +67,8 @@ def test_the_launcher_stops_with_the_project_and_takes_what_it_started(
     launcher = project.launcher.pid
     assert launcher is not None and alive(job)
     project.close()
-    assert eventually(lambda: not alive(job)), "the background job outlived the project"
-    assert eventually(lambda: not alive(launcher))
+    assert wait_for(lambda: not alive(job), 20), "the background job outlived the project"
+    assert wait_for(lambda: not alive(launcher), 20)
 
 
 def test_a_stopped_commands_signals_never_reach_the_next_command(bash: Harness) -> None:
@@ -137,4 +128,4 @@ def test_where_there_is_no_long_lived_launcher_each_command_has_its_own(
     job = int(bash.run({"command": "sleep 1000 & echo $!"}).output)
     assert project.launcher.pid is None and alive(job)
     project.close()
-    assert eventually(lambda: not alive(job))
+    assert wait_for(lambda: not alive(job), 20)
