@@ -128,7 +128,19 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
+#: Set once this process is on its way out (killing what is below it, then exiting): a second end signal
+#: (the host's stop and the death of the thread that started us can both send one) must not cut that way
+#: short, which would leave what is below us running.
+_DOOMED: list = []
+
+
 def _doomed(signum: int, frame: object) -> None:
+    if not _DOOMED:
+        _doom()
+
+
+def _doom() -> None:
+    _DOOMED.append(True)
     raise _Doomed
 
 
@@ -487,7 +499,7 @@ def serve(control: int) -> None:
                     if events & select.POLLIN:
                         received = _receive(connection, 1)
                         if received is None:
-                            raise _Doomed
+                            _doom()
                         message, (fd,) = received
                         os.set_inheritable(fd, False)
                         channel = _Channel(socket.socket(fileno=fd), list(message.get("rules") or []))
@@ -496,7 +508,7 @@ def serve(control: int) -> None:
                         poller.register(channel.connection.fileno(), select.POLLRDHUP)
                         fork_spares(channel)
                     elif events & ended:
-                        raise _Doomed
+                        _doom()
                 elif descriptor in channels:
                     os.read(descriptor, 4096)
                     fork_spares(channels[descriptor])
