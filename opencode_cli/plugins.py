@@ -293,6 +293,18 @@ class Plugins(HookCalls):
             return self.register(
                 object(), name=entry.name, kind=kind, version=entry.version, location=entry.value
             )
+        if entry.requires:
+            from .compat import mismatch
+
+            reason = mismatch(entry.requires)
+            if reason is not None:  # refused before its module is imported: never half-loaded
+                record = PluginRecord(entry.name, kind, entry.version, entry.value)
+                record.fail(
+                    f"{entry.distribution or entry.name} {entry.version or ''}".rstrip() + f": {reason}"
+                )
+                self.records.append(record)
+                self.warn(f"plugin {entry.name} was not loaded: {record.error}")
+                return record
         try:
             plugin = entry.load()
         except Exception as error:
