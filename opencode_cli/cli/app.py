@@ -423,6 +423,33 @@ def plugins_list(json_: JsonOption = False) -> None:
     list_plugins(json_)
 
 
+PackagesArgument = Annotated[
+    list[str],
+    typer.Argument(metavar="NAME…", help="Packages, as pip takes them (a name, name>=1.0, a path)."),
+]
+
+
+@plugins_app.command("install")
+def plugins_install(names: PackagesArgument) -> None:
+    """Install packages into the environment opencode runs from, then list the plugins and tools they
+    added. Uses this interpreter's pip (or uv pip when uv is on PATH); under pipx, uv tool or a
+    system-managed Python (PEP 668), prints the one command that works there instead. The installer's
+    output goes to stderr. Exit codes: 0 installed, 2 usage, 3 not this command's to do (the command
+    printed), 4 the installer failed."""
+    from .install_cmd import run_installer
+
+    run_installer("install", names)
+
+
+@plugins_app.command("uninstall")
+def plugins_uninstall(names: PackagesArgument) -> None:
+    """Remove packages from the environment opencode runs from, then list the plugins and tools that went
+    with them. Exit codes as for install."""
+    from .install_cmd import run_installer
+
+    run_installer("uninstall", names)
+
+
 @config_app.command("get")
 def config_get(
     key: Annotated[str, typer.Argument(help="Dotted key, e.g. tool_output.max_lines.")],
