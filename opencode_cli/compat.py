@@ -66,3 +66,13 @@ def mismatch(specifier: str | None, version: str = __version__) -> str | None:
         f"it requires {DISTRIBUTION}{specifier}, and this is {DISTRIBUTION} {version}: install a release of "
         f"the plugin built for {version}, or the {DISTRIBUTION} it asks for"
     )
+
+
+def series(version: str = __version__) -> str:
+    """The requirement of a plugin built for ``version``: that release or a later one of the same series,
+    which keeps the plugin API (``0.1.0`` → ``>=0.1,<0.2``; ``1.4.2`` → ``>=1.4,<2``). A release that breaks
+    the plugin API starts a new series: a new major version, or a new minor one while the major is 0."""
+    parts = [int(part) for part in re.findall(r"\d+", version)[:2]] + [0, 0]
+    major, minor = parts[0], parts[1]
+    upper = f"0.{minor + 1}" if major == 0 else str(major + 1)
+    return f">={major}.{minor},<{upper}"

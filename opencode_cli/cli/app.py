@@ -415,6 +415,19 @@ def tools_new(
     new_tool(name, global_)
 
 
+@plugins_app.command("new")
+def plugins_new(
+    name: Annotated[
+        str, typer.Argument(help="The plugin name (lowercase letters, digits, _): the entry point's.")
+    ],
+) -> None:
+    """Write ./NAME, a plugin package that installs and passes its own tests as written: pyproject.toml
+    with the opencode entry point, a @tool, a Toolbox, tests on the test kit, a README (never overwrites)."""
+    from .new_cmd import new_plugin
+
+    new_plugin(name)
+
+
 @plugins_app.command("list")
 def plugins_list(json_: JsonOption = False) -> None:
     """List plugins and tool files: name, version, source, hooks, status."""
