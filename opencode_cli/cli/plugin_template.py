@@ -69,7 +69,7 @@ INIT = '''\
 """The __NAME__ plugin for opencode: the hooks it implements (opencode finds it by the entry point
 in pyproject.toml)."""
 
-from opencode_cli import hookimpl
+from opencode_cli.plugin import hookimpl
 
 
 @hookimpl
@@ -84,7 +84,7 @@ def register_tools(register):
 TOOLS = '''\
 """The tools of the __NAME__ plugin: a function tool and a toolbox."""
 
-from opencode_cli import Field, ToolContext, Toolbox, tool
+from opencode_cli.plugin import Field, ToolContext, Toolbox, tool
 
 
 @tool
@@ -146,7 +146,7 @@ would go (hooks, argument validation, the tool, truncation)."""
 
 import pytest
 
-from opencode_cli import InvalidArgumentsError
+from opencode_cli.plugin import InvalidArgumentsError
 
 
 def test_greet(run_tool):
