@@ -33,14 +33,13 @@ def requirement(requires: Iterable[str] | None) -> str | None:
     for line in requires or ():
         if not _OURS.match(line):
             continue
-        from packaging.markers import default_environment
         from packaging.requirements import InvalidRequirement, Requirement
 
         try:
             parsed = Requirement(line)
         except InvalidRequirement:
             continue
-        if parsed.marker is not None and not parsed.marker.evaluate({**default_environment(), "extra": ""}):
+        if parsed.marker is not None and not parsed.marker.evaluate({"extra": ""}):  # here, no extra
             continue
         specifiers.append(str(parsed.specifier))
     if not specifiers:
