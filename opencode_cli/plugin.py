@@ -21,10 +21,9 @@ imported on first use.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from . import __version__, _lazy_export
 
 #: The version of the plugin API: the distribution's version (see the module's docstring for its series).
 API_VERSION = __version__
@@ -118,15 +117,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(
-            f"module 'opencode_cli.plugin' has no attribute {name!r} (the plugin API: {__all__})"
-        )
-    module, _, attribute = where.partition(":")
-    value = getattr(import_module(module), attribute or name)
-    globals()[name] = value
-    return value
+    missing = f"module 'opencode_cli.plugin' has no attribute {name!r} (the plugin API: {__all__})"
+    return _lazy_export(_EXPORTS, globals(), name, missing)
 
 
 def __dir__() -> list[str]:
