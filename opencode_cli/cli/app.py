@@ -438,7 +438,7 @@ def plugins_list(json_: JsonOption = False) -> None:
 
 PackagesArgument = Annotated[
     list[str],
-    typer.Argument(metavar="NAME…", help="Packages, as pip takes them (a name, name>=1.0, a path)."),
+    typer.Argument(metavar="NAME...", help="Packages, as pip takes them (a name, name>=1.0, a path)."),
 ]
 
 

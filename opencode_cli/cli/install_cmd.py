@@ -278,6 +278,10 @@ def run_installer(action: Action, names: list[str], installer: Installer | None 
             "no plugin or tool came with it (an opencode plugin declares an entry point in the group "
             "'opencode', or a tool plugin of an ecosystem opencode bridges)"
         )
+        from ..entrypoints import PATH_VARIABLE
+
+        if PATH_VARIABLE in os.environ:
+            err(f"note: {PATH_VARIABLE} is set: plugins are looked for only in the directories it names")
 
 
 def _stream_to_stderr(command: list[str]) -> int:
