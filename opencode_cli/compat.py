@@ -18,7 +18,10 @@ import re
 from collections.abc import Iterable
 
 from . import __version__
-from .builtin import DISTRIBUTION
+
+#: The distribution the plugin API comes with (a plugin's requirement names it; the built-in plugins are
+#: its own, and ``opencode plugins list`` shows its version for them).
+DISTRIBUTION = "opencode-tools"
 
 #: A requirement line that may name opencode-tools (any spelling PEP 503 normalises to it), before parsing.
 _OURS = re.compile(r"\s*opencode[-_.]+tools(?![A-Za-z0-9])", re.IGNORECASE)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..builtin import DISTRIBUTION
+from ..compat import DISTRIBUTION
 from .common import EXIT_ELSEWHERE, EXIT_INSTALL_FAILED, EXIT_INTERRUPTED, err, fail
 
 Action = Literal["install", "uninstall"]
