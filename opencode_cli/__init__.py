@@ -98,14 +98,21 @@ if TYPE_CHECKING:
     from .wire import result as tool_result
 
 
-def __getattr__(name: str) -> Any:
-    where = _EXPORTS.get(name)
+def _lazy_export(exports: dict[str, str], namespace: dict[str, Any], name: str, missing: str) -> Any:
+    """The value a module that re-exports lazily (this one, :mod:`opencode_cli.plugin`) gives for
+    ``name``: imported from where ``exports`` says (``"module"`` or ``"module:attribute"``) and kept in
+    the module's ``namespace``; ``AttributeError(missing)`` for a name it does not export."""
+    where = exports.get(name)
     if where is None:
-        raise AttributeError(f"module 'opencode_cli' has no attribute {name!r}")
+        raise AttributeError(missing)
     module, _, attribute = where.partition(":")  # "module:attribute" when exported under another name
     value = getattr(import_module(module), attribute or name)
-    globals()[name] = value
+    namespace[name] = value
     return value
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy_export(_EXPORTS, globals(), name, f"module 'opencode_cli' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

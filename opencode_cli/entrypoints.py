@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 #: The variable that narrows the search for entry points to some directories (see the module docstring).
 PATH_VARIABLE = "OPENCODE_PLUGIN_PATH"
@@ -43,6 +43,9 @@ class EntryPoint(NamedTuple):
     value: str
     distribution: str | None = None
     version: str | None = None
+    requires: str | None = None
+    """The version specifier the distribution puts on opencode-tools (``Requires-Dist``), ``""`` for any
+    version, ``None`` when it does not name it (see :mod:`opencode_cli.compat`)."""
 
     def load(self) -> Any:
         """Import the module and resolve the attribute path, as :meth:`importlib.metadata.EntryPoint.load`."""
@@ -76,6 +79,8 @@ def _scan(group: str, path: Sequence[str] | None) -> list[EntryPoint]:
             if name not in seen:
                 seen.add(name)
                 entries.extend(entry for entry in dist.entry_points if entry.group == group)
+    from .compat import requirement
+
     found = []
     for entry in entries:
         dist = getattr(entry, "dist", None)
@@ -85,6 +90,7 @@ def _scan(group: str, path: Sequence[str] | None) -> list[EntryPoint]:
                 entry.value,
                 dist.metadata["Name"] if dist is not None else None,
                 dist.version if dist is not None else None,
+                requirement(dist.requires) if dist is not None else None,
             )
         )
     return found

@@ -51,6 +51,23 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
+class PluginDeprecationWarning(DeprecationWarning):
+    """A plugin implements a hook, or takes a hook argument, that is deprecated; the message names what to
+    write instead and the release that removes it. Reported once per plugin file (as every warning of a
+    plugin is) and listed in ``opencode plugins list``; the plugin loads and works as before."""
+
+
+def deprecated(what: str, instead: str, removed_in: str) -> PluginDeprecationWarning:
+    """The warning a deprecated part of the contract gives, in pytest's manner: a hook spec declared
+    ``@hookspec(warn_on_impl=deprecated("the hook old_name", "implement new_name(x) instead", "0.3"))``
+    (or an argument, with ``warn_on_impl_args={"arg": deprecated(...)}``) makes pluggy warn when a plugin
+    implementing it is registered, and :class:`~opencode_cli.plugins.Plugins` reports it, naming the
+    implementation's file and line. Keep the old spec working until ``removed_in``."""
+    return PluginDeprecationWarning(
+        f"{what} is deprecated and will be removed in opencode-tools {removed_in}: {instead}"
+    )
+
+
 @hookspec
 def register_tools(register: RegisterTool, flags: Flags, project: Project | None) -> None:
     """Contribute tools.

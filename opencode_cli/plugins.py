@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import os
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,7 +172,10 @@ class Plugins(HookCalls):
             record.error = f"disabled by {self._disabled[name]}"
             return record
         try:
-            self.manager.register(plugin, name=name)
+            with warnings.catch_warnings(record=True) as said:  # pluggy's warn_on_impl: deprecations
+                warnings.simplefilter("always")
+                self.manager.register(plugin, name=name)
+            self._report_warnings(record, said)
             callers = self.manager.get_hookcallers(plugin) or []
             record.hooks = sorted(caller.name for caller in callers)
             try:
@@ -190,11 +194,25 @@ class Plugins(HookCalls):
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
         alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        alone.add_hookspecs(_specs(record.hooks))  # the specs of its own hooks only: parsing all costs
-        alone.register(plugin, name=name)
+        if record.hooks:  # its own hooks' specs only: parsing them all costs
+            alone.add_hookspecs(_specs(self.manager, record.hooks))
+        with warnings.catch_warnings():  # said once already, above
+            warnings.simplefilter("ignore")
+            alone.register(plugin, name=name)
         self._alone[name] = alone
         self._by_plugin[name] = record
         return record
+
+    def _report_warnings(self, record: PluginRecord, said: list[warnings.WarningMessage]) -> None:
+        """Keep and report what pluggy warned about while registering the plugin (a deprecated hook it
+        implements, with the replacement), as ``file:line: plugin NAME: message``: the file named, a
+        command shows it once per change of that file."""
+        for warning in said:
+            where = f"{warning.filename}:{warning.lineno}: " if warning.filename else ""
+            text = f"{where}{warning.message}"
+            if text not in record.warnings:
+                record.warnings.append(text)
+                self.warn(f"{where}plugin {record.name}: {warning.message}")
 
     def _explain_invalid(self, plugin: object, error: pluggy.PluginValidationError) -> str:
         """A hook implementation pluggy refused, as ``file:line: reason`` in the plugin's own file: a hook
@@ -293,6 +311,18 @@ class Plugins(HookCalls):
             return self.register(
                 object(), name=entry.name, kind=kind, version=entry.version, location=entry.value
             )
+        if entry.requires:
+            from .compat import mismatch
+
+            reason = mismatch(entry.requires)
+            if reason is not None:  # refused before its module is imported: never half-loaded
+                record = PluginRecord(entry.name, kind, entry.version, entry.value)
+                record.fail(
+                    f"{entry.distribution or entry.name} {entry.version or ''}".rstrip() + f": {reason}"
+                )
+                self.records.append(record)
+                self.warn(f"plugin {entry.name} was not loaded: {record.error}")
+                return record
         try:
             plugin = entry.load()
         except Exception as error:
@@ -376,9 +406,9 @@ def _write_json(path: Path, value: Any) -> None:
         replace(path, json.dumps(value).encode("utf-8"))
 
 
-def _specs(names: Iterable[str]) -> object:
-    """The hook specifications of ``names``, as a namespace pluggy's ``add_hookspecs`` reads: a manager
-    holding one plugin needs the specs of that plugin's hooks, not all of them."""
+def _specs(manager: pluggy.PluginManager, names: Iterable[str]) -> object:
+    """The hook specifications ``manager`` has for ``names``, as a namespace pluggy's ``add_hookspecs``
+    reads: a manager holding one plugin needs the specs of that plugin's hooks, not all of them."""
     import types
 
-    return types.SimpleNamespace(**{name: getattr(hookspecs, name) for name in names})
+    return types.SimpleNamespace(**{name: getattr(manager.hook, name).spec.function for name in names})

@@ -15,10 +15,8 @@ Any of them but :data:`ESSENTIAL` can be switched off by name: ``[plugins] disab
 from __future__ import annotations
 
 from .. import __version__
+from ..compat import DISTRIBUTION
 from ..entrypoints import EntryPoint
-
-#: The distribution the built-in plugins come with (``opencode plugins list`` shows its version).
-DISTRIBUTION = "opencode-tools"
 
 
 def _plugin(name: str) -> EntryPoint:

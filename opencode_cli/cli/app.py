@@ -415,12 +415,52 @@ def tools_new(
     new_tool(name, global_)
 
 
+@plugins_app.command("new")
+def plugins_new(
+    name: Annotated[
+        str, typer.Argument(help="The plugin name (lowercase letters, digits, _): the entry point's.")
+    ],
+) -> None:
+    """Write ./NAME, a plugin package that installs and passes its own tests as written: pyproject.toml
+    with the opencode entry point, a @tool, a Toolbox, tests on the test kit, a README (never overwrites)."""
+    from .new_cmd import new_plugin
+
+    new_plugin(name)
+
+
 @plugins_app.command("list")
 def plugins_list(json_: JsonOption = False) -> None:
     """List plugins and tool files: name, version, source, hooks, status."""
     from .plugins_cmd import list_plugins
 
     list_plugins(json_)
+
+
+PackagesArgument = Annotated[
+    list[str],
+    typer.Argument(metavar="NAME...", help="Packages, as pip takes them (a name, name>=1.0, a path)."),
+]
+
+
+@plugins_app.command("install")
+def plugins_install(names: PackagesArgument) -> None:
+    """Install packages into the environment opencode runs from, then list the plugins and tools they
+    added. Uses this interpreter's pip (or uv pip when uv is on PATH); under pipx, uv tool or a
+    system-managed Python (PEP 668), prints the one command that works there instead. The installer's
+    output goes to stderr. Exit codes: 0 installed, 2 usage, 3 not this command's to do (the command
+    printed), 4 the installer failed."""
+    from .install_cmd import run_installer
+
+    run_installer("install", names)
+
+
+@plugins_app.command("uninstall")
+def plugins_uninstall(names: PackagesArgument) -> None:
+    """Remove packages from the environment opencode runs from, then list the plugins and tools that went
+    with them. Exit codes as for install."""
+    from .install_cmd import run_installer
+
+    run_installer("uninstall", names)
 
 
 @config_app.command("get")

@@ -20,6 +20,11 @@ EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
 #: ``opencode run`` stopped at a permission ask that was refused (no answer from the model)
 EXIT_REJECTED = 3
+#: ``opencode plugins install/uninstall``: the environment belongs to another tool (pipx, uv tool, the
+#: system); nothing was run, the command that works there was printed
+EXIT_ELSEWHERE = 3
+#: ``opencode plugins install/uninstall``: the installer (pip, uv) failed; its messages are on stderr
+EXIT_INSTALL_FAILED = 4
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 

@@ -1,4 +1,5 @@
-"""``opencode tools new NAME``: write a tool file from a template that runs as written."""
+"""``opencode tools new NAME`` and ``opencode plugins new NAME``: write a tool file, or a plugin package,
+from a template that runs (and passes its tests) as written."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from .common import EXIT_USAGE, err, fail, friendly_errors, make_project
 
 #: A tool name: what a model calls it, and the file's name (``NAME.py``).
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+#: A plugin name: the entry point's, and the package's (``opencode_NAME``); its tools' ids start with it.
+PLUGIN_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 TEMPLATE = '''\
 """The __NAME__ tool, written by `opencode tools new __NAME__`: make it yours.
@@ -77,16 +80,37 @@ def _config_dir(project: Any, global_: bool) -> Path:
     return top / ".opencode"
 
 
+def _check_name(name: str, pattern: re.Pattern[str], what: str, rule: str) -> None:
+    """Exit 2 unless ``name`` matches ``pattern``, suggesting a name that does."""
+    if pattern.fullmatch(name):
+        return
+    suggestion = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_")[:64]
+    if pattern is PLUGIN_NAME_PATTERN:
+        suggestion = suggestion.lower()[:40]
+    hint = f" (e.g. {suggestion})" if suggestion and pattern.fullmatch(suggestion) else ""
+    fail(f"error: {name!r} is not {what}: {rule}{hint}", EXIT_USAGE)
+
+
+def _write_new(target: Path, text: str) -> None:
+    """Write a new file (its folders made); ``"x"``: never replace a file made meanwhile."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "x", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current directory when it is under it."""
+    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
+
+
 def new_tool(name: str, global_: bool) -> None:
     """Write ``<config dir>/tool/NAME.py``; never overwrite; print the path and how to run it."""
-    if not NAME_PATTERN.fullmatch(name):
-        suggestion = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_")[:64]
-        hint = f" (e.g. {suggestion})" if suggestion and NAME_PATTERN.fullmatch(suggestion) else ""
-        fail(
-            f"error: {name!r} is not a tool name: use letters, digits and underscores, starting with a "
-            f"letter, at most 64 characters{hint}",
-            EXIT_USAGE,
-        )
+    _check_name(
+        name,
+        NAME_PATTERN,
+        "a tool name",
+        "use letters, digits and underscores, starting with a letter, at most 64 characters",
+    )
     with friendly_errors():
         project = make_project()
         folder = _config_dir(project, global_)
@@ -101,11 +125,8 @@ def new_tool(name: str, global_: bool) -> None:
         target_dir = next((sub for sub in subfolders if sub.is_dir()), subfolders[0])
         target = target_dir / f"{name}.py"
         previous = project.registry.entries.get(name)
-        target_dir.mkdir(parents=True, exist_ok=True)
-        with open(target, "x", encoding="utf-8") as handle:  # "x": never replace a file made meanwhile
-            handle.write(render(name))
-    shown = os.path.relpath(target) if target.is_relative_to(Path.cwd()) else str(target)
-    print(f"created {shown}")
+        _write_new(target, render(name))
+    print(f"created {_shown(target)}")
     if previous is not None:
         if previous.source.kind == "builtin":
             err(f"note: it replaces the built-in tool {name}")
@@ -118,3 +139,44 @@ def new_tool(name: str, global_: bool) -> None:
         err("note: OPENCODE_DISABLE_PROJECT_CONFIG is set, so project tool files are not loaded")
     print(f'try it:  opencode tools run {name} text="hello world" times:=2')
     print(f"         opencode tools inspect {name}   (the schema the model gets)")
+
+
+def new_plugin(name: str) -> None:
+    """Write the package of plugin ``name`` into ``./NAME`` (:mod:`.plugin_template`); never into an
+    existing directory; print what was written and what to run next."""
+    from ..compat import series
+    from .plugin_template import render as render_plugin
+
+    _check_name(
+        name,
+        PLUGIN_NAME_PATTERN,
+        "a plugin name",
+        "use lowercase letters, digits and underscores, "
+        "starting with a letter, at most 40 characters (it names the package opencode_NAME and the tools)",
+    )
+    folder = Path(name).absolute()
+    if folder.exists():
+        fail(f"error: {_shown(folder)} already exists; not writing into it", EXIT_USAGE)
+    import shutil
+    import tempfile
+
+    with friendly_errors():  # written aside, then renamed into place: all of it or nothing
+        building = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=folder.parent))
+        try:
+            for path, text in render_plugin(name, series()).items():
+                _write_new(building / path, text)
+            building.chmod(0o777 & ~_umask())
+            building.rename(folder)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+    print(f"created {_shown(folder)}/ (the package opencode-{name.replace('_', '-')})")
+    print(f"try it:  pip install -e {name} && pytest {name}")
+    print(f"         opencode tools run {name}_greet name=Ada")
+
+
+def _umask() -> int:
+    """The process's umask (a directory made by ``mkdtemp`` is private; the package should not be)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -23,7 +23,7 @@ from opencode_cli import ToolError, hookimpl
 
 if TYPE_CHECKING:
     from opencode_cli import ToolResult
-    from opencode_cli.registry import ToolDefinitionOutput
+    from opencode_cli.plugin import ToolDefinitionOutput
 
 __version__ = "0.1.0"
 
@@ -37,7 +37,7 @@ def log_path() -> Path:
     configured = os.environ.get(LOG_VARIABLE)
     if configured:
         return Path(configured).expanduser()
-    from opencode_cli.paths import data_dir
+    from opencode_cli.plugin import data_dir
 
     return data_dir(os.environ) / "audit.jsonl"
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from opencode_cli import hookimpl
 
 if TYPE_CHECKING:
-    from opencode_cli.registry import RegisterTool
+    from opencode_cli.plugin import RegisterTool
 
 __version__ = "0.1.0"
 

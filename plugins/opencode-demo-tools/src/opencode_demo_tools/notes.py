@@ -26,7 +26,7 @@ class DemoNotes(Toolbox):
         if project is None:
             target = ":memory:"
         else:
-            from opencode_cli.paths import data_dir
+            from opencode_cli.plugin import data_dir
 
             folder = data_dir(project.env)
             folder.mkdir(parents=True, exist_ok=True)
