@@ -273,20 +273,34 @@ class Store:
                 (part["id"], message_id, part["sessionID"], message_id, _dump(part)),
             )
 
-    def messages(self, session_id: str) -> list[dict[str, Any]]:
-        """The messages of a session as ``{"info": …, "parts": […]}``, each list in insertion order."""
+    def messages(self, session_id: str, start: int = 0) -> list[dict[str, Any]]:
+        """The messages of a session as ``{"info": …, "parts": […]}``, each list in insertion order; with
+        ``start``, from the message at that position (0 is the first) on."""
         with self.connect() as connection:
             messages = connection.execute(
-                "SELECT id, data FROM message WHERE session_id = ? ORDER BY position", (session_id,)
+                "SELECT id, data FROM message WHERE session_id = ? AND position >= ? ORDER BY position",
+                (session_id, start),
             ).fetchall()
             parts = connection.execute(
-                "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, position",
-                (session_id,),
+                "SELECT part.message_id, part.data FROM part JOIN message ON message.id = part.message_id "
+                "WHERE part.session_id = ? AND message.position >= ? ORDER BY part.message_id, part.position",
+                (session_id, start),
             ).fetchall()
         by_message: dict[str, list[dict[str, Any]]] = {}
         for message_id, data in parts:
             by_message.setdefault(message_id, []).append(json.loads(data))
         return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
+
+    def last_summary(self, session_id: str) -> int:
+        """The position of the message before the session's last completed compaction summary (the
+        compaction's request), or 0 when the session was never compacted."""
+        with self.connect() as connection:
+            row = connection.execute(
+                "SELECT max(position) FROM message WHERE session_id = ? AND json_extract(data, '$.summary') "
+                "AND json_extract(data, '$.time.completed') IS NOT NULL",
+                (session_id,),
+            ).fetchone()
+        return max(0, row[0] - 1) if row and row[0] is not None else 0
 
     # -- sessions as the user sees them (opencode session …) ------------------------------------------
 
