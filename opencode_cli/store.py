@@ -291,6 +291,14 @@ class Store:
             by_message.setdefault(message_id, []).append(json.loads(data))
         return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
 
+    def last_model(self, session_id: str) -> dict[str, Any] | None:
+        """The ``{providerID, modelID}`` the session's latest message that names a model was made with."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT data FROM message WHERE session_id = ? ORDER BY position DESC", (session_id,)
+            ).fetchall()
+        return _model_of(json.loads(data) for (data,) in rows)
+
     def last_summary(self, session_id: str) -> int:
         """The position of the message before the session's last completed compaction summary (the
         compaction's request), or 0 when the session was never compacted."""

@@ -68,7 +68,10 @@ def run(
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
         if title:
             options["title"] = title
-        ref = project.generation.model(model_text)
+        from ..session import recorded
+
+        agent, ref = recorded(project, session_id, agent, model_text)  # a continued session's own
+        ref = ref or project.generation.model(None)
         project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
     printer: _Printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()

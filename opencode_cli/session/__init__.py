@@ -58,11 +58,30 @@ __all__ = [
     "ToolCall",
     "ToolPart",
     "WireTool",
+    "recorded",
     "refuse_without_terminal",
 ]
 
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
+
+
+def recorded(
+    project: Project, session_id: str | None, agent: str | None = None, model: ModelRef | str | None = None
+) -> tuple[str | None, ModelRef | None]:
+    """The agent and model a session goes on with: ``agent`` and ``model`` when given, else those the
+    stored session ``session_id`` recorded last (its agent; the model of its latest message), else
+    ``None`` (the project's default agent, the configured model). A switch is recorded by the session's
+    next message, which names its agent and model."""
+    stored = project.store.session(session_id) if session_id and (agent is None or model is None) else None
+    if stored is not None:
+        if agent is None:
+            agent = stored.get("agent") or None
+        if model is None:
+            last = project.store.last_model(session_id or "")
+            if last is not None:
+                model = ModelRef(last.get("providerID") or None, last["modelID"])
+    return agent, ModelRef.coerce(model)
 
 
 @dataclass(eq=False)  # compared by identity
@@ -118,6 +137,7 @@ class Session:
         """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
         self.turns = Turns(self)
         """The transcript and the assistant message calls are recorded in (:mod:`.turns`)."""
+        self.turns.record_agent(self.agent.name)  # a kept session opened with another agent: the switch
         self.offering = Offering(self)
         """What the model is offered (:mod:`.offering`)."""
         self.calls = Calls(self)
@@ -149,13 +169,8 @@ class Session:
         options.setdefault("title", stored.get("title", ""))
         if options.get("prompt") is None:
             options.pop("prompt", None)
-        return cls(
-            project,
-            project.generation.agent(stored.get("agent") or None),
-            id=session_id,
-            remember=True,
-            **options,
-        )
+        agent, model = recorded(project, session_id, options.pop("agent", None), options.pop("model", None))
+        return cls(project, project.generation.agent(agent), id=session_id, remember=True, model=model, **options)
 
     # -- the transcript ------------------------------------------------------------------------------
 
