@@ -170,7 +170,9 @@ class Session:
         if options.get("prompt") is None:
             options.pop("prompt", None)
         agent, model = recorded(project, session_id, options.pop("agent", None), options.pop("model", None))
-        return cls(project, project.generation.agent(agent), id=session_id, remember=True, model=model, **options)
+        return cls(
+            project, project.generation.agent(agent), id=session_id, remember=True, model=model, **options
+        )
 
     # -- the transcript ------------------------------------------------------------------------------
 
@@ -188,14 +190,17 @@ class Session:
         """Add a user message to the transcript; the next tool calls belong to a new assistant message."""
         return self.turns.user(text, synthetic=synthetic)
 
-    def step(self) -> Message:
+    def step(self, *, continues: bool = False) -> Message:
         """Mark the start of a new model response (a step): the calls dispatched from now on belong to a
-        new assistant message, and the doom-loop window (three identical calls in a row) starts over.
+        new assistant message, and the doom-loop window (three identical calls in a row) starts over, as
+        in OpenCode, unless the step ``continues`` the window of the one before.
 
-        :meth:`run` starts one per model step; a host running its own loop calls it before dispatching the
-        calls of each response (without it, every call since the last user message is one step).
+        :meth:`run` starts one per model step, each continuing the run's window (a model that makes the
+        same call step after step is asked about, where OpenCode's per-step window never sees it); a host
+        running its own loop calls it before dispatching the calls of each response (without it, every
+        call since the last user message is one step).
         """
-        return self.turns.new_assistant()
+        return self.turns.new_assistant(continues=continues)
 
     def assistant(self) -> Message:
         """The assistant message tool calls are recorded in (a new one after a user message)."""

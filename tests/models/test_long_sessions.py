@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from _scripted import ScriptedModel, configure, local_config, opencode
+from hypothesis import given
+from hypothesis import strategies as st
 
 from opencode_cli.models.compaction import SUMMARY_PROMPT
 from opencode_cli.project import Project
@@ -43,7 +45,10 @@ def small_config(url: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_a_summary_that_left_memory_is_still_summarised(
-    make_project: Callable[..., Project], project_dir: Path, scripted_model: ScriptedModel, env: dict[str, str]
+    make_project: Callable[..., Project],
+    project_dir: Path,
+    scripted_model: ScriptedModel,
+    env: dict[str, str],
 ) -> None:
     """Compacted twice in one process whose transcript holds little (a small byte bound), then resumed by
     a new process and compacted again: the third summary request still carries the second summary (and
@@ -101,3 +106,45 @@ def test_a_resumed_session_keeps_the_model_and_agent_it_recorded(
     assert scripted_model.requests()[-1]["body"]["model"] == "scripted-model"
     after = json.loads(opencode(project_dir, env, "session", "list", "--json").stdout)["sessions"]
     assert after[0]["model"] == "local/scripted-model"  # the switch is recorded
+
+
+def test_a_model_repeating_one_call_is_stopped_by_the_doom_loop_guard(
+    project_dir: Path, scripted_model: ScriptedModel, env: dict[str, str]
+) -> None:
+    """The held-out reproduction: a model that reads the same PNG step after step ran 709 steps. The run's
+    steps are one doom-loop window, so the third identical call is asked about; with nobody to ask it is
+    refused and the run ends there (exit 3). The session is titled from its first prompt."""
+    import base64
+
+    png = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    )
+    (project_dir / "pixel.png").write_bytes(png)
+    configure(project_dir, local_config(scripted_model.url))
+    again = {"id": "c", "name": "read", "arguments": json.dumps({"filePath": "pixel.png"})}
+    scripted_model.script([{"tool_calls": [{**again, "id": f"c{n}"}]} for n in range(20)])
+    prompt = "Look at pixel.png and tell me   what colour it is, then describe every pixel in great detail"
+    done = opencode(project_dir, env, "run", prompt, "--format", "json")
+    assert done.returncode == 3, done.stderr
+    assert len(scripted_model.requests()) == 3
+    ends = [json.loads(line) for line in done.stdout.splitlines()][-2:]
+    assert [end["type"] for end in ends] == ["finish", "exit"] and ends[0]["reason"] == "rejected"
+    [session] = json.loads(opencode(project_dir, env, "session", "list", "--json").stdout)["sessions"]
+    assert session["title"] == "Look at pixel.png and tell me what colour it is,…"
+
+
+def test_titles_are_the_first_line_cut_at_a_word() -> None:
+    from opencode_cli.models.loop import TITLE_LENGTH, title_of
+
+    assert title_of("\n\n  fix   the tests \nand more") == "fix the tests"
+    long = title_of("word " * 40)
+    assert len(long) <= TITLE_LENGTH and long.endswith("…") and not long.endswith(" …")
+    assert title_of("x" * 80) == "x" * (TITLE_LENGTH - 1) + "…"
+
+
+@given(st.text())
+def test_any_prompt_gives_a_short_one_line_title(prompt: str) -> None:
+    from opencode_cli.models.loop import TITLE_LENGTH, title_of
+
+    title = title_of(prompt)
+    assert len(title) <= TITLE_LENGTH and "\n" not in title and title == title.strip()
