@@ -291,6 +291,30 @@ class Store:
             by_message.setdefault(message_id, []).append(json.loads(data))
         return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
 
+    def write_session(self, info: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        """Write a whole session (its info, and its messages with their parts, in order) in one
+        transaction: a fork, an import. A :class:`ValueError` when the store has a session with its id."""
+        times = info.get("time") or {}
+        created = times.get("created", _now_ms())
+        with self.connect() as connection:
+            if connection.execute("SELECT 1 FROM session WHERE id = ?", (info["id"],)).fetchone():
+                raise ValueError(f"a session {info['id']} is kept already")
+            connection.execute(
+                "INSERT INTO session VALUES (?, ?, ?, ?, ?)",
+                (info["id"], info.get("parentID"), _dump(info), created, times.get("updated", created)),
+            )
+            for position, message in enumerate(messages):
+                head = message["info"]
+                when = (head.get("time") or {}).get("created", created)
+                connection.execute(
+                    "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                    (head["id"], info["id"], position, _dump(head), when),
+                )
+                connection.executemany(
+                    "INSERT INTO part VALUES (?, ?, ?, ?, ?)",
+                    [(p["id"], head["id"], info["id"], n, _dump(p)) for n, p in enumerate(message["parts"])],
+                )
+
     def last_model(self, session_id: str) -> dict[str, Any] | None:
         """The ``{providerID, modelID}`` the session's latest message that names a model was made with."""
         with self.connect() as connection:
