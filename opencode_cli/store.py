@@ -334,6 +334,31 @@ class Store:
             ).fetchone()
         return max(0, row[0] - 1) if row and row[0] is not None else 0
 
+    def usage(
+        self, since_ms: int = 0
+    ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, dict[str, Any]]]]:
+        """What ``opencode stats`` counts, from messages created at ``since_ms`` or later: each assistant
+        message's info and each tool part, with the directory of the session it belongs to."""
+        with self.connect() as connection:
+            directories = {
+                key: json.loads(data).get("directory", "")
+                for key, data in connection.execute("SELECT id, data FROM session").fetchall()
+            }
+            messages = connection.execute(
+                "SELECT session_id, data FROM message WHERE created_at >= ? "
+                "AND json_extract(data, '$.role') = 'assistant'",
+                (since_ms,),
+            ).fetchall()
+            parts = connection.execute(
+                "SELECT part.session_id, part.data FROM part JOIN message ON message.id = part.message_id "
+                "WHERE message.created_at >= ? AND json_extract(part.data, '$.type') = 'tool'",
+                (since_ms,),
+            ).fetchall()
+        return (
+            [(directories.get(key, ""), json.loads(data)) for key, data in messages],
+            [(directories.get(key, ""), json.loads(data)) for key, data in parts],
+        )
+
     # -- sessions as the user sees them (opencode session …) ------------------------------------------
 
     def project_sessions(self, directory: str) -> list[dict[str, Any]]:

@@ -498,6 +498,23 @@ def todos_show(
 SessionIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session id (ses_…).")]
 
 
+@app.command("stats")
+def stats_command(
+    tools: Annotated[bool, typer.Option("--tools", help="Only the tool table.")] = False,
+    models: Annotated[bool, typer.Option("--models", help="Only the model table.")] = False,
+    days: Annotated[int | None, typer.Option("--days", help="Only the last N days.")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", metavar="DIR", help="Only this project's sessions (. for this one)."),
+    ] = None,
+    json_: JsonOption = False,
+) -> None:
+    """Tokens and cost per model; per tool: calls, errors, refusals, interruptions, median and p95 time."""
+    from .stats_cmd import stats
+
+    stats(tools=tools, models=models, days=days, project=project, as_json=json_)
+
+
 @session_app.command("list")
 def session_list(json_: JsonOption = False) -> None:
     """List this project's sessions: id, title, agent, model, last update, messages (newest first)."""

@@ -200,6 +200,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
     from ..wire import render
     from . import compaction
     from .base import TextDelta, ToolCalls
+    from .usage import cost_of, tokens_of
 
     go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
     limit = getattr(session.agent, "steps", None) or DEFAULT_STEPS
@@ -223,6 +224,8 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         if reply.finish is not None:
             usage = reply.finish.usage or usage
             assistant.provider_state = reply.finish.extra  # type: ignore[attr-defined]  # for this run
+            assistant.tokens = tokens_of(reply.finish.usage)
+            assistant.cost = cost_of(assistant.tokens, model.info.cost)
         if not calls or last:
             reason = "step-limit" if last else (reply.finish.reason if reply.finish else "stop")
             session.transcript.finish(assistant, reason)

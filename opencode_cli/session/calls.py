@@ -66,7 +66,10 @@ class Calls:
             result = await self.run(tool_id, args, call_id, abort, part)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
-            part.fail(INTERRUPTED if cancelled else message_of(error))
+            asked = getattr(error, "permission", None)  # a refused ask: which (opencode stats reads it)
+            part.fail(
+                INTERRUPTED if cancelled else message_of(error), {"permission": asked} if asked else None
+            )
             session.transcript.update_part(part)
             raise
         finally:
@@ -199,7 +202,9 @@ class Calls:
             )
         except RejectedError:
             if session.prompt is refuse_without_terminal:  # nobody refused it: say what did
-                raise RejectedError(DOOM_LOOP_REFUSED.format(tool=name)) from None
+                refused = RejectedError(DOOM_LOOP_REFUSED.format(tool=name))
+                refused.permission = "doom_loop"
+                raise refused from None
             raise
 
 

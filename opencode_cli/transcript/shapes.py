@@ -387,6 +387,10 @@ class Message:
     completed: int | None = None
     summary: bool = False
     """An assistant message that summarises the conversation before it (a compaction)."""
+    tokens: dict[str, Any] | None = None
+    """What an assistant message's step used: ``{input, output, reasoning, cache: {read, write}}``."""
+    cost: float | None = None
+    """What it cost, in dollars (0 when the model's prices are not known)."""
 
     @property
     def text(self) -> str:
@@ -416,6 +420,9 @@ class Message:
             data["error"] = self.error
         if self.summary:
             data["summary"] = True
+        if self.tokens is not None:
+            data["tokens"] = copy.deepcopy(self.tokens)
+            data["cost"] = self.cost or 0
         return data
 
     def as_dict(self) -> dict[str, Any]:
@@ -444,4 +451,6 @@ class Message:
             created=info["time"]["created"],
             completed=info["time"].get("completed"),
             summary=bool(info.get("summary", False)) and not user,
+            tokens=None if user else info.get("tokens"),
+            cost=None if user else info.get("cost"),
         )
