@@ -47,6 +47,9 @@ class InvalidArgumentsError(ToolError):
 class PermissionFailure(ToolError):
     """Base of the three ways a permission ask can fail."""
 
+    permission: str | None = None
+    """The permission whose ask failed (``bash``, ``doom_loop``…), once the permission service raised it."""
+
 
 class DeniedError(PermissionFailure):
     """A ``deny`` rule matched the request."""

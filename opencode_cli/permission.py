@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import CorrectedError, DeniedError, NotFoundError, RejectedError
+from .errors import CorrectedError, DeniedError, NotFoundError, PermissionFailure, RejectedError
 
 if TYPE_CHECKING:
     import asyncio
@@ -311,8 +311,21 @@ class PermissionService:
         ``before_asking(request)`` (the ``permission_ask`` hook) may settle it (``allow`` passes, ``deny``
         rejects), and what is still ``ask`` waits until :meth:`reply`. ``on_pending(request)`` is called
         once it waits (after the ``permission.asked`` event): the asking session uses it to put the question
-        to its user.
+        to its user. The error raised names the permission asked (``error.permission``).
         """
+        try:
+            await self._ask(request, ruleset, on_pending, before_asking)
+        except PermissionFailure as error:
+            error.permission = error.permission or request.permission
+            raise
+
+    async def _ask(
+        self,
+        request: Request,
+        ruleset: Iterable[Rule],
+        on_pending: Callable[[Request], None] | None,
+        before_asking: Callable[[Request], Awaitable[Action]] | None,
+    ) -> None:
         rules = list(ruleset)
         needs_asking = False
         for pattern in request.patterns:

@@ -293,9 +293,13 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
     # -- sessions and calls --------------------------------------------------------------------------
 
     def session(self, agent: str | None = None, *, prompt: Prompt | None = None, **options: Any) -> Session:
-        """A new :class:`Session` for ``agent`` (use it as a context manager)."""
-        from .session import Session, refuse_without_terminal
+        """A new :class:`Session` for ``agent`` (use it as a context manager). A remembered session whose
+        ``id`` the store keeps goes on with the agent and model it recorded, unless ``agent`` or
+        ``model`` say otherwise (:func:`~opencode_cli.session.recorded`)."""
+        from .session import Session, recorded, refuse_without_terminal
 
+        if options.get("remember") and options.get("id"):
+            agent, options["model"] = recorded(self, options["id"], agent, options.get("model"))
         return Session(
             self, self.generation.agent(agent), prompt=prompt or refuse_without_terminal, **options
         )

@@ -273,20 +273,91 @@ class Store:
                 (part["id"], message_id, part["sessionID"], message_id, _dump(part)),
             )
 
-    def messages(self, session_id: str) -> list[dict[str, Any]]:
-        """The messages of a session as ``{"info": …, "parts": […]}``, each list in insertion order."""
+    def messages(self, session_id: str, start: int = 0) -> list[dict[str, Any]]:
+        """The messages of a session as ``{"info": …, "parts": […]}``, each list in insertion order; with
+        ``start``, from the message at that position (0 is the first) on."""
         with self.connect() as connection:
             messages = connection.execute(
-                "SELECT id, data FROM message WHERE session_id = ? ORDER BY position", (session_id,)
+                "SELECT id, data FROM message WHERE session_id = ? AND position >= ? ORDER BY position",
+                (session_id, start),
             ).fetchall()
             parts = connection.execute(
-                "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, position",
-                (session_id,),
+                "SELECT part.message_id, part.data FROM part JOIN message ON message.id = part.message_id "
+                "WHERE part.session_id = ? AND message.position >= ? ORDER BY part.message_id, part.position",
+                (session_id, start),
             ).fetchall()
         by_message: dict[str, list[dict[str, Any]]] = {}
         for message_id, data in parts:
             by_message.setdefault(message_id, []).append(json.loads(data))
         return [{"info": json.loads(data), "parts": by_message.get(key, [])} for key, data in messages]
+
+    def write_session(self, info: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        """Write a whole session (its info, and its messages with their parts, in order) in one
+        transaction: a fork, an import. A :class:`ValueError` when the store has a session with its id."""
+        times = info.get("time") or {}
+        created = times.get("created", _now_ms())
+        with self.connect() as connection:
+            if connection.execute("SELECT 1 FROM session WHERE id = ?", (info["id"],)).fetchone():
+                raise ValueError(f"a session {info['id']} is kept already")
+            connection.execute(
+                "INSERT INTO session VALUES (?, ?, ?, ?, ?)",
+                (info["id"], info.get("parentID"), _dump(info), created, times.get("updated", created)),
+            )
+            for position, message in enumerate(messages):
+                head = message["info"]
+                when = (head.get("time") or {}).get("created", created)
+                connection.execute(
+                    "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                    (head["id"], info["id"], position, _dump(head), when),
+                )
+                connection.executemany(
+                    "INSERT INTO part VALUES (?, ?, ?, ?, ?)",
+                    [(p["id"], head["id"], info["id"], n, _dump(p)) for n, p in enumerate(message["parts"])],
+                )
+
+    def last_model(self, session_id: str) -> dict[str, Any] | None:
+        """The ``{providerID, modelID}`` the session's latest message that names a model was made with."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "SELECT data FROM message WHERE session_id = ? ORDER BY position DESC", (session_id,)
+            ).fetchall()
+        return _model_of(json.loads(data) for (data,) in rows)
+
+    def last_summary(self, session_id: str) -> int:
+        """The position of the message before the session's last completed compaction summary (the
+        compaction's request), or 0 when the session was never compacted."""
+        with self.connect() as connection:
+            row = connection.execute(
+                "SELECT max(position) FROM message WHERE session_id = ? AND json_extract(data, '$.summary') "
+                "AND json_extract(data, '$.time.completed') IS NOT NULL",
+                (session_id,),
+            ).fetchone()
+        return max(0, row[0] - 1) if row and row[0] is not None else 0
+
+    def usage(
+        self, since_ms: int = 0
+    ) -> tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, dict[str, Any]]]]:
+        """What ``opencode stats`` counts, from messages created at ``since_ms`` or later: each assistant
+        message's info and each tool part, with the directory of the session it belongs to."""
+        with self.connect() as connection:
+            directories = {
+                key: json.loads(data).get("directory", "")
+                for key, data in connection.execute("SELECT id, data FROM session").fetchall()
+            }
+            messages = connection.execute(
+                "SELECT session_id, data FROM message WHERE created_at >= ? "
+                "AND json_extract(data, '$.role') = 'assistant'",
+                (since_ms,),
+            ).fetchall()
+            parts = connection.execute(
+                "SELECT part.session_id, part.data FROM part JOIN message ON message.id = part.message_id "
+                "WHERE message.created_at >= ? AND json_extract(part.data, '$.type') = 'tool'",
+                (since_ms,),
+            ).fetchall()
+        return (
+            [(directories.get(key, ""), json.loads(data)) for key, data in messages],
+            [(directories.get(key, ""), json.loads(data)) for key, data in parts],
+        )
 
     # -- sessions as the user sees them (opencode session …) ------------------------------------------
 

@@ -41,7 +41,7 @@ app.add_typer(permissions_app, name="permissions")
 app.add_typer(agents_app, name="agents")
 app.add_typer(todos_app, name="todos")
 session_app = typer.Typer(
-    help="The sessions opencode run keeps: list, show, export, delete.", no_args_is_help=True
+    help="The sessions opencode run keeps: list, show, export, import, fork, delete.", no_args_is_help=True
 )
 app.add_typer(session_app, name="session")
 app.add_typer(mcp_app, name="mcp")
@@ -236,6 +236,9 @@ def run_prompt(
         typer.Option("--file", "-f", metavar="PATH", help="Attach a file to the prompt (repeatable)."),
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Title of a new session.")] = None,
+    fork: Annotated[
+        bool, typer.Option("--fork", help="With --continue or --session: continue a copy of the session.")
+    ] = False,
     format_: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="default (text) or json (one event a line).")
     ] = "default",
@@ -263,6 +266,7 @@ def run_prompt(
         continue_last=continue_,
         files=file or [],
         title=title,
+        fork=fork,
     )
 
 
@@ -534,6 +538,23 @@ def todos_show(
 SessionIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session id (ses_…).")]
 
 
+@app.command("stats")
+def stats_command(
+    tools: Annotated[bool, typer.Option("--tools", help="Only the tool table.")] = False,
+    models: Annotated[bool, typer.Option("--models", help="Only the model table.")] = False,
+    days: Annotated[int | None, typer.Option("--days", help="Only the last N days.")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option("--project", metavar="DIR", help="Only this project's sessions (. for this one)."),
+    ] = None,
+    json_: JsonOption = False,
+) -> None:
+    """Tokens and cost per model; per tool: calls, errors, refusals, interruptions, median and p95 time."""
+    from .stats_cmd import stats
+
+    stats(tools=tools, models=models, days=days, project=project, as_json=json_)
+
+
 @session_app.command("list")
 def session_list(json_: JsonOption = False) -> None:
     """List this project's sessions: id, title, agent, model, last update, messages (newest first)."""
@@ -551,11 +572,35 @@ def session_show(session: SessionIdArgument) -> None:
 
 
 @session_app.command("export")
-def session_export(session: SessionIdArgument) -> None:
+def session_export(
+    session: SessionIdArgument,
+    opencode: Annotated[
+        bool, typer.Option("--opencode", help="In the shape OpenCode's `opencode import` reads.")
+    ] = False,
+) -> None:
     """Print a session as JSON: its info, messages with their parts, and its subagent sessions."""
     from .session_cmd import export
 
-    export(session)
+    export(session, opencode=opencode)
+
+
+@session_app.command("import")
+def session_import(
+    file: Annotated[str, typer.Argument(metavar="FILE", help="An export (ours or OpenCode's); - for stdin.")],
+) -> None:
+    """Keep a session exported as JSON (by `session export` or OpenCode's `opencode export`) in this
+    project, under its own id; `run --session ID` continues it."""
+    from .session_cmd import import_session
+
+    import_session(file)
+
+
+@session_app.command("fork")
+def session_fork(session: SessionIdArgument) -> None:
+    """Copy a session (its messages and parts, new ids) and print the copy's id; the original stays."""
+    from .session_cmd import fork
+
+    fork(session)
 
 
 @session_app.command("delete")

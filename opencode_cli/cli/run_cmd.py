@@ -39,6 +39,7 @@ def run(
     continue_last: bool = False,
     files: Sequence[Path] = (),
     title: str | None = None,
+    fork: bool = False,
 ) -> None:
     """Run ``prompt`` in a (kept) session: the reply streams to stdout, tool calls are shown on stderr
     (``--format json``: one event per line on stdout, each with the session id). Exit 0 on an answer,
@@ -59,6 +60,12 @@ def run(
             fail("error: --continue and --session both name a session: give one")
         if continue_last:
             session_id = _last_session(project)
+        if fork:
+            if not session_id:
+                fail("error: --fork copies the session --continue or --session names: give one")
+            from ..transcript.exchange import fork as fork_session
+
+            session_id = fork_session(project.store, session_id)
         missing = [str(path) for path in files if not path.exists()]
         if missing:
             fail(f"error: no such file: {missing[0]}")
@@ -68,7 +75,10 @@ def run(
         options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
         if title:
             options["title"] = title
-        ref = project.generation.model(model_text)
+        from ..session import recorded
+
+        agent, ref = recorded(project, session_id, agent, model_text)  # a continued session's own
+        ref = ref or project.generation.model(None)
         project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
     printer: _Printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()

@@ -1,5 +1,5 @@
-"""``opencode session list|show|export|delete``: the sessions ``opencode run`` keeps, read from the store
-that ``--continue`` and ``--session`` use (``<data>/opencode.db``)."""
+"""``opencode session list|show|export|import|fork|delete``: the sessions ``opencode run`` keeps, read
+from the store that ``--continue`` and ``--session`` use (``<data>/opencode.db``)."""
 
 from __future__ import annotations
 
@@ -51,10 +51,51 @@ def show(session_id: str) -> None:
     write_out("\n".join(lines))
 
 
-def export(session_id: str) -> None:
+def export(session_id: str, *, opencode: bool = False) -> None:
     """The session as JSON: ``{"info": …, "messages": [{"info", "parts"}], "children": [info…]}``,
-    OpenCode's shapes (what ``opencode export`` gives)."""
-    print_json(_export(session_id))
+    OpenCode's shapes (what ``opencode export`` gives); ``opencode``: exactly the shape OpenCode's
+    ``opencode import`` reads (:func:`~opencode_cli.transcript.exchange.as_opencode`)."""
+    data = _export(session_id)
+    if opencode:
+        from ..transcript.exchange import as_opencode
+
+        data = as_opencode(data, make_project().root)
+    print_json(data)
+
+
+def import_session(file: str) -> None:
+    """Keep the session of an export file (``-``: standard input) in this project's store: its id, its
+    messages and parts as they are, its directory this project's (so ``run --continue`` finds it)."""
+    import sys
+    from pathlib import Path
+
+    from ..transcript.exchange import read_export
+
+    with friendly_errors():
+        project = make_project()
+        try:
+            text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            fail(f"error: cannot read {file}: {error}")
+        info, messages = read_export(text, "standard input" if file == "-" else file)
+        info["directory"] = str(project.directory)
+        try:
+            project.store.write_session(info, messages)
+        except ValueError as error:
+            fail(f"error: {error} (opencode session delete {info['id']} first to replace it)")
+    print(
+        f"imported {info['id']} ({len(messages)} messages): opencode run --session {info['id']} continues it"
+    )
+
+
+def fork(session_id: str) -> None:
+    """Copy a kept session and print the copy's id."""
+    from ..transcript.exchange import fork as fork_session
+
+    with friendly_errors():
+        project = make_project()
+        _known(project, session_id)
+        print(fork_session(project.store, session_id))
 
 
 def delete(session_id: str) -> None:

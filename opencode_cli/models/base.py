@@ -149,6 +149,9 @@ class ModelInfo:
     limits: Limits = field(default_factory=Limits)
     options: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    """Dollars per million tokens: ``input``, ``output``, ``cache_read``, ``cache_write`` (OpenCode's
+    ``cost`` table); empty when not known."""
 
     @property
     def request_id(self) -> str:

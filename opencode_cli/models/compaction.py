@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .conversation import conversation, is_pruned
+from .conversation import conversation, history, is_pruned
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -78,7 +78,7 @@ def prune(session: Session) -> int:
     from ..transcript import ToolCallPart
 
     protected, candidates, turns = 0, [], 0
-    for message in reversed(session.transcript.messages):
+    for message in reversed(history(session)):
         if message.role == "user":
             turns += 1
         if turns < 2:

@@ -47,7 +47,9 @@ OPENCODE_PROVIDER_KEYS = frozenset({"id", "api", "whitelist", "blacklist"})
 #: Keys of ``[provider.NAME.options]`` we read.
 OPTION_KEYS = frozenset({"baseURL", "apiKey", "headers", "timeout", "includeUsage"})
 #: Keys of a model table we read, and OpenCode's (models.dev metadata) we accept without using them.
-MODEL_KEYS = frozenset({"id", "name", "limit", "options", "headers"})
+MODEL_KEYS = frozenset({"id", "name", "limit", "options", "headers", "cost"})
+#: A model's ``cost`` table (OpenCode's): US dollars per million tokens of each kind.
+COST_KEYS = frozenset({"input", "output", "cache_read", "cache_write"})
 OPENCODE_MODEL_KEYS = frozenset(
     {
         "family", "release_date", "attachment", "reasoning", "temperature", "tool_call", "interleaved",
@@ -183,7 +185,21 @@ def _model(model_id: str, value: Any, where: str, warnings: list[str]) -> ModelI
         limits=Limits(**{key: _count(limit.get(key), f"{where}.limit.{key}") for key in sorted(LIMIT_KEYS)}),
         options=dict(_table(value.get("options", {}), f"{where}.options")),
         headers=_strings(value.get("headers"), f"{where}.headers"),
+        cost=_cost(value.get("cost", {}), f"{where}.cost", warnings),
     )
+
+
+def _cost(value: Any, where: str, warnings: list[str]) -> dict[str, float]:
+    """``cost = {input, output, cache_read, cache_write}``: dollars per million tokens (non-negative)."""
+    table = _table(value, where)
+    warnings.extend(_unknown(table, COST_KEYS, frozenset(), where))
+    found = {}
+    for key in sorted(COST_KEYS & set(table)):
+        price = table[key]
+        if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
+            raise ConfigError(f"{where}.{key} must be a number of dollars per million tokens, not {price!r}")
+        found[key] = float(price)
+    return found
 
 
 # -- checks: each names the key path it is about ----------------------------------------------------------

@@ -25,15 +25,9 @@ def is_pruned(part: Any) -> bool:
 
 def history(session: Session) -> list[Any]:
     """The transcript's messages the model is sent: from the last completed compaction on (its request
-    and its summary first), or all of them."""
-    from ..transcript import CompactionPart
-
-    messages = session.transcript.messages
-    for index in range(len(messages) - 1, 0, -1):
-        answer, request = messages[index], messages[index - 1]
-        if answer.summary and answer.completed and any(isinstance(p, CompactionPart) for p in request.parts):
-            return messages[index - 1 :]
-    return list(messages)
+    and its summary first), or all of them; read from the store when the session is not all in memory
+    (:meth:`~opencode_cli.transcript.Transcript.since_summary`)."""
+    return session.transcript.since_summary()
 
 
 def conversation(session: Session) -> list[Any]:

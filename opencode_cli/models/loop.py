@@ -3,9 +3,11 @@
 One turn: the agent's system prompt and the environment, the transcript so far, the tools of
 ``session.resolve()`` → the model's streamed reply → its tool calls dispatched (concurrently, as the
 model may ask for several at once) and recorded → again, until the model answers without calling a tool
-or the agent's step limit (``[agent.NAME] steps``) is reached; then one last request without tools asks
-for the answer. Every message lands in the session's transcript (kept in the store for a remembered
-session, so a run can be resumed). An abort stops the stream or the tools in flight at once.
+or the agent's step limit (``[agent.NAME] steps``, :data:`DEFAULT_STEPS` when unset) is reached; then one
+last request without tools asks for the answer. A run's steps are one doom-loop window, so a model that
+makes the same call step after step is asked about (and, with nobody to ask, stopped). A session with no
+title is titled from its first prompt. Every message lands in the session's transcript (kept in the store
+for a remembered session, so a run can be resumed). An abort stops the stream or the tools in flight at once.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ STEP_LIMIT_NOTE = (
     "The step limit of this agent is reached: no tool can be called any more. Answer now with what you "
     "found and what is left to do."
 )
+
+#: The steps a run may take when its agent sets no ``steps`` (OpenCode has no limit by default; a run
+#: that never ends is worse than one that stops and says so: ``[agent.NAME] steps`` sets another).
+DEFAULT_STEPS = 200
+#: The longest title a session gets from its first prompt (the characters after it become "…").
+TITLE_LENGTH = 50
 
 #: Used when an agent has no ``prompt`` of its own.
 DEFAULT_SYSTEM = (
@@ -103,11 +111,31 @@ async def run(
     emit = on_event or (lambda kind, data: None)
     model = model or await resolve_model(session.project, session.model)
     async with EventRelay(session):
+        _title(session, prompt)
         message = session.user(prompt)
         await attach_files(session, message, files)
         await _chat_message(session, model, message)
         await model.connect(session.project)
         return await _steps(session, model, abort, emit)
+
+
+def title_of(prompt: str) -> str:
+    """A session's title made from its first prompt: its first line with text, white space folded, at
+    most :data:`TITLE_LENGTH` characters (cut at a word where one ends late enough, and marked "…")."""
+    line = next((" ".join(line.split()) for line in prompt.splitlines() if line.strip()), "")
+    if len(line) <= TITLE_LENGTH:
+        return line
+    cut = line[: TITLE_LENGTH - 1]
+    word = cut.rsplit(" ", 1)[0]
+    return (word if len(word) >= TITLE_LENGTH // 2 else cut).rstrip() + "…"
+
+
+def _title(session: Session, prompt: str) -> None:
+    """Title a session that has none from the prompt it starts with (as OpenCode titles a new session)."""
+    info = session.transcript.info
+    if not info.title and not session.transcript.messages:
+        info.title = title_of(prompt)
+        session.transcript.update_session()
 
 
 async def prepare_request(session: Session, model: ChatModel, prompt: str) -> PreparedRequest:
@@ -172,9 +200,10 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
     from ..wire import render
     from . import compaction
     from .base import TextDelta, ToolCalls
+    from .usage import cost_of, tokens_of
 
     go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
-    limit = getattr(session.agent, "steps", None) or 0
+    limit = getattr(session.agent, "steps", None) or DEFAULT_STEPS
     steps, text, usage = 0, "", {}
     while True:
         steps += 1
@@ -182,7 +211,7 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         emit("step", {"step": steps})
         tools = [] if last else render(await session.aresolve(), model.provider.wire_format)
         messages, params, headers = await _request(session, model, last)
-        assistant = session.step()
+        assistant = session.step(continues=steps > 1)  # the run's steps are one doom-loop window
         reply = _Reply(session, assistant, emit)
         stream = model.stream(messages, tools, params=params, headers=headers)
         try:
@@ -195,6 +224,8 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         if reply.finish is not None:
             usage = reply.finish.usage or usage
             assistant.provider_state = reply.finish.extra  # type: ignore[attr-defined]  # for this run
+            assistant.tokens = tokens_of(reply.finish.usage)
+            assistant.cost = cost_of(assistant.tokens, model.info.cost)
         if not calls or last:
             reason = "step-limit" if last else (reply.finish.reason if reply.finish else "stop")
             session.transcript.finish(assistant, reason)

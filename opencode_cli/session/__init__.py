@@ -58,11 +58,30 @@ __all__ = [
     "ToolCall",
     "ToolPart",
     "WireTool",
+    "recorded",
     "refuse_without_terminal",
 ]
 
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
+
+
+def recorded(
+    project: Project, session_id: str | None, agent: str | None = None, model: ModelRef | str | None = None
+) -> tuple[str | None, ModelRef | None]:
+    """The agent and model a session goes on with: ``agent`` and ``model`` when given, else those the
+    stored session ``session_id`` recorded last (its agent; the model of its latest message), else
+    ``None`` (the project's default agent, the configured model). A switch is recorded by the session's
+    next message, which names its agent and model."""
+    stored = project.store.session(session_id) if session_id and (agent is None or model is None) else None
+    if stored is not None:
+        if agent is None:
+            agent = stored.get("agent") or None
+        if model is None:
+            last = project.store.last_model(session_id or "")
+            if last is not None:
+                model = ModelRef(last.get("providerID") or None, last["modelID"])
+    return agent, ModelRef.coerce(model)
 
 
 @dataclass(eq=False)  # compared by identity
@@ -118,6 +137,7 @@ class Session:
         """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
         self.turns = Turns(self)
         """The transcript and the assistant message calls are recorded in (:mod:`.turns`)."""
+        self.turns.record_agent(self.agent.name)  # a kept session opened with another agent: the switch
         self.offering = Offering(self)
         """What the model is offered (:mod:`.offering`)."""
         self.calls = Calls(self)
@@ -149,12 +169,9 @@ class Session:
         options.setdefault("title", stored.get("title", ""))
         if options.get("prompt") is None:
             options.pop("prompt", None)
+        agent, model = recorded(project, session_id, options.pop("agent", None), options.pop("model", None))
         return cls(
-            project,
-            project.generation.agent(stored.get("agent") or None),
-            id=session_id,
-            remember=True,
-            **options,
+            project, project.generation.agent(agent), id=session_id, remember=True, model=model, **options
         )
 
     # -- the transcript ------------------------------------------------------------------------------
@@ -173,14 +190,17 @@ class Session:
         """Add a user message to the transcript; the next tool calls belong to a new assistant message."""
         return self.turns.user(text, synthetic=synthetic)
 
-    def step(self) -> Message:
+    def step(self, *, continues: bool = False) -> Message:
         """Mark the start of a new model response (a step): the calls dispatched from now on belong to a
-        new assistant message, and the doom-loop window (three identical calls in a row) starts over.
+        new assistant message, and the doom-loop window (three identical calls in a row) starts over, as
+        in OpenCode, unless the step ``continues`` the window of the one before.
 
-        :meth:`run` starts one per model step; a host running its own loop calls it before dispatching the
-        calls of each response (without it, every call since the last user message is one step).
+        :meth:`run` starts one per model step, each continuing the run's window (a model that makes the
+        same call step after step is asked about, where OpenCode's per-step window never sees it); a host
+        running its own loop calls it before dispatching the calls of each response (without it, every
+        call since the last user message is one step).
         """
-        return self.turns.new_assistant()
+        return self.turns.new_assistant(continues=continues)
 
     def assistant(self) -> Message:
         """The assistant message tool calls are recorded in (a new one after a user message)."""

@@ -66,7 +66,10 @@ class Calls:
             result = await self.run(tool_id, args, call_id, abort, part)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
-            part.fail(INTERRUPTED if cancelled else message_of(error))
+            asked = getattr(error, "permission", None)  # a refused ask: which (opencode stats reads it)
+            part.fail(
+                INTERRUPTED if cancelled else message_of(error), {"permission": asked} if asked else None
+            )
             session.transcript.update_part(part)
             raise
         finally:
@@ -165,9 +168,12 @@ class Calls:
         return part
 
     async def _doom_loop_check(self, call_id: str, requested: str, name: str, args: Any) -> None:
-        """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
-        two before it of the same tool (the name the model wrote) with the same input, none pending (as
-        OpenCode's processor does): a text part in between, or a new step, starts the count over."""
+        """Ask ``doom_loop`` when the last three parts of the doom-loop window are this call and two before
+        it of the same tool (the name the model wrote) with the same input, none pending (as OpenCode's
+        processor does): a text part in between, or a new step, starts the count over; the steps of one
+        :meth:`Session.run <opencode_cli.session.Session.run>` are one window (:meth:`Turns.recent_parts
+        <opencode_cli.session.turns.Turns.recent_parts>`), so a model repeating a call step after step is
+        stopped too."""
         session = self.session
         parts = session.assistant().parts
         mine = next(
@@ -176,7 +182,7 @@ class Calls:
         if mine is None:
             return
         mine.fingerprint = _fingerprint(requested, args, call_id)
-        window = parts[-DOOM_LOOP_THRESHOLD:]
+        window = session.turns.recent_parts(DOOM_LOOP_THRESHOLD)
         if len(window) < DOOM_LOOP_THRESHOLD or not all(
             isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
             for p in window
@@ -196,7 +202,9 @@ class Calls:
             )
         except RejectedError:
             if session.prompt is refuse_without_terminal:  # nobody refused it: say what did
-                raise RejectedError(DOOM_LOOP_REFUSED.format(tool=name)) from None
+                refused = RejectedError(DOOM_LOOP_REFUSED.format(tool=name))
+                refused.permission = "doom_loop"
+                raise refused from None
             raise
 
 

@@ -14,7 +14,7 @@ from ..transcript import SessionInfo, Transcript
 
 if TYPE_CHECKING:
     from ..project import Project
-    from ..transcript import Message
+    from ..transcript import Message, Part
     from . import Session
 
 
@@ -40,6 +40,8 @@ class Turns:
         self.transcript = transcript
         self.current: Message | None = None
         """The assistant message calls are recorded in now (``None``: the next call starts one)."""
+        self.window_from: Message | None = None
+        """The assistant message the doom-loop window starts at (see :meth:`recent_parts`)."""
 
     def user(self, text: str, *, synthetic: bool = False) -> Message:
         """See :meth:`Session.user <opencode_cli.session.Session.user>`."""
@@ -47,11 +49,26 @@ class Turns:
         session = self.session
         return self.transcript.add_user(text, session.agent.name, session.model, synthetic=synthetic)
 
-    def new_assistant(self) -> Message:
-        """Start a new assistant message; the calls that follow belong to it."""
+    def new_assistant(self, *, continues: bool = False) -> Message:
+        """Start a new assistant message; the calls that follow belong to it. The doom-loop window starts
+        over with it, unless it ``continues`` the previous one's (the steps of one run)."""
         session = self.session
         self.current = self.transcript.add_assistant(session.agent.name, session.model)
+        if not continues or self.window_from is None:
+            self.window_from = self.current
         return self.current
+
+    def recent_parts(self, count: int) -> list[Part]:
+        """The last ``count`` (at most) parts of the doom-loop window, oldest first: the parts of the
+        assistant messages from :attr:`window_from` to the current one (a user message ends it too)."""
+        found: list[Part] = []
+        for message in reversed(self.transcript.messages):
+            if message.role == "user":
+                break
+            found[:0] = message.parts[-(count - len(found)) :]
+            if len(found) >= count or message is self.window_from:
+                break
+        return found
 
     def assistant(self) -> Message:
         """The assistant message calls are recorded in (a new one after a user message)."""

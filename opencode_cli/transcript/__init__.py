@@ -81,6 +81,10 @@ class Transcript:
         self._weights: dict[str, int] = {}  # the size of each part held, by id
         self.held = 0
         """The characters of the parts held in memory now (see ``max_bytes``)."""
+        self.partial = False
+        """Whether anything of the session is no longer (or was never) held in memory: a message or part
+        let go by the bounds, or a stored session loaded only in part. :meth:`since_summary` then reads
+        the store."""
         self.listeners: list[Callable[[str, dict[str, Any]], None]] = []
         """Called with ``("message.updated", {"info"})`` and ``("message.part.updated", {"part"})`` on
         every save (the ``event`` hook's relay listens here)."""
@@ -98,8 +102,9 @@ class Transcript:
             return None
         transcript = cls(SessionInfo.from_dict(data), window=window, max_bytes=max_bytes)
         stored = store.messages(session_id)
-        if window is not None:
+        if window is not None and len(stored) > window:
             stored = stored[-window:]
+            transcript.partial = True
         transcript.messages = [Message.from_dict(message) for message in stored]
         for message in transcript.messages:
             for part in message.parts:
@@ -107,6 +112,27 @@ class Transcript:
         transcript._trim()
         transcript.store = store
         return transcript
+
+    def since_summary(self) -> list[Message]:
+        """The messages of the session from its last completed compaction on (that compaction's request and
+        its summary first), or all of them when it was never compacted: what a model is sent.
+
+        When part of the session is not held in memory (:attr:`partial`), they are read from the store,
+        so a summary that left the window, or a tool output let go by the byte bound, is still there;
+        a message still held keeps what only memory has (a provider's state for the next request)."""
+        held = _from_last_summary(self.messages)
+        if held is not None or not self.partial or self.store is None:
+            return held if held is not None else list(self.messages)
+        start = self.store.last_summary(self.info.id)
+        stored = [Message.from_dict(data) for data in self.store.messages(self.info.id, start)]
+        if start and _from_last_summary(stored) is None:  # not a compaction's answer after all: all of it
+            stored = [Message.from_dict(data) for data in self.store.messages(self.info.id)]
+        by_id = {message.id: message for message in self.messages}
+        for message in stored:
+            kept = by_id.get(message.id)
+            if kept is not None and hasattr(kept, "provider_state"):
+                message.provider_state = kept.provider_state  # type: ignore[attr-defined]
+        return _from_last_summary(stored) or stored
 
     def child(self, title: str, agent: str, permission: list[dict[str, str]] | None = None) -> Transcript:
         """A new session started from this one (a ``task`` subagent), kept in the same store."""
@@ -213,6 +239,7 @@ class Transcript:
             for part in old.parts:
                 self._let_go(part)
         del self.messages[:count]
+        self.partial = True
 
     def _hold(self, part: Part) -> None:
         """Count ``part`` (again, after a change) among the characters held."""
@@ -243,11 +270,21 @@ class Transcript:
                         kept.append(part)
                 if len(kept) != len(message.parts):
                     message.parts[:] = kept
+                    self.partial = True
                     if not kept and message is not last:
                         continue
             survivors.append(message)
         if len(survivors) != len(self.messages):
             self.messages[:] = survivors  # the list keeps its identity (``ctx.messages``)
+
+
+def _from_last_summary(messages: list[Message]) -> list[Message] | None:
+    """``messages`` from the last completed compaction's request on, or ``None`` when none is there."""
+    for index in range(len(messages) - 1, 0, -1):
+        answer, request = messages[index], messages[index - 1]
+        if answer.summary and answer.completed and any(isinstance(p, CompactionPart) for p in request.parts):
+            return messages[index - 1 :]
+    return None
 
 
 def _open(part: Part) -> bool:

@@ -59,6 +59,8 @@ class SessionInfo:
     created: int = field(default_factory=now_ms)
     updated: int = -1
     """Last change, in ms; left at ``-1`` it becomes ``created``."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """The info's other keys, kept as they came (an imported OpenCode session's ``slug``, ``version``…)."""
 
     def __post_init__(self) -> None:
         if self.updated < 0:
@@ -66,7 +68,7 @@ class SessionInfo:
 
     def as_dict(self) -> dict[str, Any]:
         """``{id, parentID?, title, agent, directory, permission, time: {created, updated}}``."""
-        data: dict[str, Any] = {"id": self.id}
+        data: dict[str, Any] = {**copy.deepcopy(self.extra), "id": self.id}
         if self.parent_id is not None:
             data["parentID"] = self.parent_id
         data.update(
@@ -90,7 +92,12 @@ class SessionInfo:
             permission=copy.deepcopy(list(data.get("permission") or [])),
             created=data["time"]["created"],
             updated=data["time"]["updated"],
+            extra={key: copy.deepcopy(value) for key, value in data.items() if key not in _INFO_KEYS},
         )
+
+
+#: The session info keys :class:`SessionInfo` reads (the others stay in its ``extra``).
+_INFO_KEYS = frozenset({"id", "parentID", "title", "agent", "directory", "permission", "time"})
 
 
 # -- parts -------------------------------------------------------------------------------------------
@@ -337,6 +344,10 @@ _PART_TYPES: dict[str, Any] = {
 }
 
 
+def _known(data: Mapping[str, Any]) -> bool:
+    return data.get("type") in _PART_TYPES
+
+
 def part_from_dict(data: Mapping[str, Any]) -> Part:
     """A part from its JSON, by ``type``; raises ``ValueError`` for a type this module does not know."""
     kind = _PART_TYPES.get(data.get("type", ""))
@@ -346,6 +357,13 @@ def part_from_dict(data: Mapping[str, Any]) -> Part:
 
 
 # -- messages ----------------------------------------------------------------------------------------
+
+
+def _error_name(error: Any) -> str | None:
+    """A message's error as text: ours is its name; OpenCode's is ``{name, data: {message}}``."""
+    if isinstance(error, Mapping):
+        return str(error.get("name") or "UnknownError")
+    return error
 
 
 @dataclass
@@ -369,6 +387,10 @@ class Message:
     completed: int | None = None
     summary: bool = False
     """An assistant message that summarises the conversation before it (a compaction)."""
+    tokens: dict[str, Any] | None = None
+    """What an assistant message's step used: ``{input, output, reasoning, cache: {read, write}}``."""
+    cost: float | None = None
+    """What it cost, in dollars (0 when the model's prices are not known)."""
 
     @property
     def text(self) -> str:
@@ -398,6 +420,9 @@ class Message:
             data["error"] = self.error
         if self.summary:
             data["summary"] = True
+        if self.tokens is not None:
+            data["tokens"] = copy.deepcopy(self.tokens)
+            data["cost"] = self.cost or 0
         return data
 
     def as_dict(self) -> dict[str, Any]:
@@ -416,10 +441,16 @@ class Message:
             model=_model(info.get("model") if user else info),
             parent_id=None if user else info.get("parentID"),
             finish=None if user else info.get("finish"),
-            error=None if user else info.get("error"),
-            parts=[part_from_dict(part) for part in data.get("parts") or []],
+            error=None if user else _error_name(info.get("error")),
+            # a kind of part this package does not make (OpenCode's step-start, reasoning…) stays in
+            # the store and in exports; the model is not shown it
+            parts=[
+                part_from_dict(part) for part in data.get("parts") or [] if part.get("type") in _PART_TYPES
+            ],
             id=info["id"],
             created=info["time"]["created"],
             completed=info["time"].get("completed"),
             summary=bool(info.get("summary", False)) and not user,
+            tokens=None if user else info.get("tokens"),
+            cost=None if user else info.get("cost"),
         )

@@ -38,7 +38,7 @@ def test_a_full_table(make_project: ProjectFactory, project_dir: Path, warnings:
                             "id": "qwen3-32b",
                             "limit": {"context": 32768, "output": 8192},
                             "options": {"top_k": 20},
-                            "cost": {"input": 0},  # OpenCode's metadata: accepted silently
+                            "cost": {"input": 0},  # dollars per million tokens (opencode stats)
                         }
                     },
                 }
@@ -57,7 +57,11 @@ def test_a_full_table(make_project: ProjectFactory, project_dir: Path, warnings:
         timeout_ms=False,
         models={
             "qwen3": ModelInfo(
-                "qwen3", api_id="qwen3-32b", limits=Limits(32768, None, 8192), options={"top_k": 20}
+                "qwen3",
+                api_id="qwen3-32b",
+                limits=Limits(32768, None, 8192),
+                options={"top_k": 20},
+                cost={"input": 0.0},
             )
         },
     )
