@@ -1,0 +1,169 @@
+"""The user's own places that no sandboxed command reaches, whatever ``read`` and ``PATH`` say.
+
+- **Walled off** (neither read nor written): opencode's data directory (the store ``opencode.db`` with
+  every session's transcript, ``mcp-auth.json``, the trust record) and the well-known credential files
+  and directories of :data:`HOME_SECRETS` (moved where their tool's variable says, e.g. ``CARGO_HOME``).
+  The tool-output spill directory inside the data directory is the one exception: the truncation hints
+  send the model there, and the host creates its files without following links.
+- **Read-only**: the global config directory (where the user says which projects are trusted).
+
+Landlock only grants access beneath a path, and cannot take a sub-path back out of a grant. So a grant
+that holds one of these places is replaced by grants of everything beside them (:func:`around`): each
+directory on the way down is only *listed* (its entries' names, not their contents; nothing can be made,
+removed or renamed in it), and each of its other entries gets the grant. A symbolic link among those
+entries is given no rule of its own: what it leads to is judged where that is.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+
+#: Grants, strongest first: everything beneath (``w``), read and execute (``r``), list a directory (``l``).
+KINDS = ("w", "r", "l")
+
+#: Credential files and directories under the home directory, walled off from every sandboxed command.
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".password-store",
+    ".aws/credentials",
+    ".aws/sso",
+    ".aws/cli",
+    ".azure",
+    ".config/gcloud",
+    ".kube/config",
+    ".docker/config.json",
+    ".config/gh/hosts.yml",
+    ".config/glab-cli",
+    ".config/git/credentials",
+    ".git-credentials",
+    ".netrc",
+    ".pypirc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".gem/credentials",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".local/share/keyrings",
+)
+#: The same places where a variable moves them: the variable, and the secrets beneath its value (``""``:
+#: the value itself is the secret file or directory; a ``:``-separated list for ``KUBECONFIG``).
+MOVED_SECRETS = (
+    ("CARGO_HOME", ("credentials.toml", "credentials")),
+    ("DOCKER_CONFIG", ("config.json",)),
+    ("GH_CONFIG_DIR", ("hosts.yml",)),
+    ("GNUPGHOME", ("",)),
+    ("AWS_SHARED_CREDENTIALS_FILE", ("",)),
+    ("NETRC", ("",)),
+    ("KUBECONFIG", ("",)),
+    ("NPM_CONFIG_USERCONFIG", ("",)),
+    ("XDG_CONFIG_HOME", ("gcloud", "gh/hosts.yml", "glab-cli", "git/credentials")),
+)
+
+
+def walls(env: Mapping[str, str], spill: str | None = None) -> dict[str, str | None]:
+    """The places of this environment that are walled off (``None``: nothing beneath them) or read-only
+    (``"r"``), by real path; ``spill`` (the tool-output directory), inside the data directory, stays
+    open (``"w"``: as granted)."""
+    from .. import paths
+
+    home = env.get("HOME") or os.path.expanduser("~")
+    places: dict[str, str | None] = {_real(str(paths.config_dir(env))): "r"}
+    secrets = [str(paths.data_dir(env)), *(os.path.join(home, name) for name in HOME_SECRETS)]
+    for name, beneath in MOVED_SECRETS:
+        for value in filter(None, env.get(name, "").split(os.pathsep)):
+            secrets += [os.path.join(value, part) if part else value for part in beneath]
+    for place in secrets:
+        if os.path.isabs(place):
+            places[_real(place)] = None
+    if spill is not None:
+        places[_real(spill)] = "w"
+    return places
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def contains(root: str, path: str) -> bool:
+    """Whether ``path`` is ``root`` or beneath it (both real and absolute)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _weaker(kind: str, allowed: str | None) -> str | None:
+    """``kind`` lowered to what a wall allows (``None``: nothing)."""
+    if allowed is None:
+        return None
+    return KINDS[max(KINDS.index(kind), KINDS.index(allowed))]
+
+
+def _allowed(path: str, walled: Mapping[str, str | None]) -> str | None:
+    """What the innermost wall holding ``path`` allows there (``"w"``: no wall holds it)."""
+    innermost, allowed = "", "w"
+    for place, granted in walled.items():
+        if len(place) > len(innermost) and contains(place, path):
+            innermost, allowed = place, granted  # type: ignore[assignment]
+    return allowed
+
+
+def around(grants: Iterable[tuple[str, str]], walled: Mapping[str, str | None]) -> list[tuple[str, str]]:
+    """``grants`` (real path, kind) rebuilt so that none reaches into a walled place further than the
+    innermost wall there allows (``walled``: place → ``None``, ``"r"``, or ``"w"`` for a place inside a
+    wall that stays open, the spill directory): a grant beneath a wall is lowered or dropped, a grant
+    holding one is replaced by grants around it."""
+    built: dict[str, str] = {}
+    for path, kind in grants:
+        for place, granted in _around(path, kind, walled):
+            known = built.get(place, granted)
+            built[place] = KINDS[min(KINDS.index(known), KINDS.index(granted))]  # the stronger
+    return list(built.items())
+
+
+def _around(path: str, kind: str, walled: Mapping[str, str | None]) -> list[tuple[str, str]]:
+    here = _weaker(kind, _allowed(path, walled))
+    inside = [
+        place
+        for place, allowed in walled.items()
+        if place != path
+        and contains(path, place)
+        and _weaker(kind, allowed) != here
+        and (kind == "w" or os.path.lexists(place))  # nothing to read in what is not there
+    ]
+    if not inside or not os.path.isdir(path):
+        return [] if here is None else [(path, here)]
+    built = [] if here is None else [(path, "l")]
+    for name in listing(path):
+        entry = os.path.join(path, name)
+        if any(contains(entry, place) for place in inside):
+            built += _around(entry, kind, walled)
+        elif here is not None and not os.path.islink(entry):
+            built.append((entry, here))
+    return built
+
+
+#: Nanoseconds a directory's mtime must lie in the past for its listing to be kept: the kernel stamps
+#: changes with a coarse clock, so a change in the same tick as the listing would keep the same mtime.
+SETTLED_NS = 2_000_000_000
+_LISTINGS: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
+
+
+def listing(directory: str) -> tuple[str, ...]:
+    """The names in ``directory``, read again only when it changed (its inode or mtime); empty when it
+    cannot be read."""
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return ()
+    key = (info.st_ino, info.st_mtime_ns)
+    known = _LISTINGS.get(directory)
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        names = tuple(sorted(os.listdir(directory)))
+    except OSError:
+        return ()
+    if time.time_ns() - info.st_mtime_ns > SETTLED_NS:
+        _LISTINGS[directory] = (key, names)
+    return names
