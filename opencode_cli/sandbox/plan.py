@@ -108,9 +108,8 @@ class Plan:
     read-only where the kernel lets us)."""
     unprotected: list[str] = field(default_factory=list)
     """The same places that do not exist yet: a command may create them (nothing to bind)."""
-    private: dict[str, str | None] = field(default_factory=dict)
-    """The user's places kept from the command whatever the lists say (:mod:`.private`): walled off
-    (``None``) or read-only (``"r"``)."""
+    private: private.Walls = field(default_factory=lambda: private.Walls({}, frozenset()))
+    """The user's places kept from the command whatever the lists say (:mod:`.private`)."""
 
     def rules(self, abi: int, protect: bool = True) -> landlock.Rules:
         """The rules for the launcher (``protect``: with the read-only binds), built around the private

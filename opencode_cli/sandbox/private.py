@@ -16,9 +16,11 @@ entries is given no rule of its own: what it leads to is judged where that is.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 #: Grants, strongest first: everything beneath (``w``), read and execute (``r``), list a directory (``l``).
 KINDS = ("w", "r", "l")
@@ -63,12 +65,54 @@ MOVED_SECRETS = (
 )
 
 
-def walls(env: Mapping[str, str], spill: str | None = None) -> dict[str, str | None]:
-    """The places of this environment that are walled off (``None``: nothing beneath them) or read-only
-    (``"r"``), by real path; ``spill`` (the tool-output directory), inside the data directory, stays
-    open (``"w"``: as granted)."""
+@dataclass(frozen=True)
+class Walls:
+    """The private places by real path: walled off (``None``: nothing beneath them), read-only
+    (``"r"``), or open again inside a wall (``"w"``: the spill directory); ``holders``: every directory
+    strictly above one of them (where a grant must be rebuilt)."""
+
+    places: Mapping[str, str | None]
+    holders: frozenset[str]
+
+    @classmethod
+    def of(cls, places: Mapping[str, str | None]) -> Walls:
+        """The walls of ``places`` (real, absolute paths)."""
+        holders = set()
+        for place in places:
+            above = os.path.dirname(place)
+            while above not in holders:
+                holders.add(above)
+                if above == "/":
+                    break
+                above = os.path.dirname(above)
+        return cls(dict(places), frozenset(holders))
+
+    def allowed(self, path: str) -> str | None:
+        """What the innermost wall holding ``path`` allows there (``"w"``: no wall holds it)."""
+        while True:
+            if path in self.places:
+                return self.places[path]
+            if path == "/":
+                return "w"
+            path = os.path.dirname(path)
+
+
+#: The variables :func:`walls` reads.
+_READ = ("HOME", "XDG_DATA_HOME", *(name for name, _ in MOVED_SECRETS))
+
+
+def walls(env: Mapping[str, str], spill: str | None = None) -> Walls:
+    """The private places of this environment: opencode's data directory and the credential files walled
+    off, the global config directory read-only, and ``spill`` (the tool-output directory, inside the data
+    directory) open as granted. Resolved once per environment."""
+    return _walls(tuple(env.get(name) or "" for name in _READ), spill)
+
+
+@functools.lru_cache(maxsize=16)
+def _walls(values: tuple[str, ...], spill: str | None) -> Walls:
     from .. import paths
 
+    env = {name: value for name, value in zip(_READ, values, strict=True) if value}
     home = env.get("HOME") or os.path.expanduser("~")
     places: dict[str, str | None] = {_real(str(paths.config_dir(env))): "r"}
     secrets = [str(paths.data_dir(env)), *(os.path.join(home, name) for name in HOME_SECRETS)]
@@ -80,7 +124,7 @@ def walls(env: Mapping[str, str], spill: str | None = None) -> dict[str, str | N
             places[_real(place)] = None
     if spill is not None:
         places[_real(spill)] = "w"
-    return places
+    return Walls.of(places)
 
 
 def _real(path: str) -> str:
@@ -99,33 +143,25 @@ def _weaker(kind: str, allowed: str | None) -> str | None:
     return KINDS[max(KINDS.index(kind), KINDS.index(allowed))]
 
 
-def _allowed(path: str, walled: Mapping[str, str | None]) -> str | None:
-    """What the innermost wall holding ``path`` allows there (``"w"``: no wall holds it)."""
-    innermost, allowed = "", "w"
-    for place, granted in walled.items():
-        if len(place) > len(innermost) and contains(place, path):
-            innermost, allowed = place, granted  # type: ignore[assignment]
-    return allowed
-
-
-def around(grants: Iterable[tuple[str, str]], walled: Mapping[str, str | None]) -> list[tuple[str, str]]:
-    """``grants`` (real path, kind) rebuilt so that none reaches into a walled place further than the
-    innermost wall there allows (``walled``: place → ``None``, ``"r"``, or ``"w"`` for a place inside a
-    wall that stays open, the spill directory): a grant beneath a wall is lowered or dropped, a grant
-    holding one is replaced by grants around it."""
+def around(grants: Iterable[tuple[str, str]], walls: Walls) -> list[tuple[str, str]]:
+    """``grants`` (real path, kind) rebuilt so that none reaches into a private place further than the
+    innermost wall there allows: a grant beneath a wall is lowered or dropped, a grant holding one is
+    replaced by grants around it."""
     built: dict[str, str] = {}
     for path, kind in grants:
-        for place, granted in _around(path, kind, walled):
+        for place, granted in _around(path, kind, walls):
             known = built.get(place, granted)
             built[place] = KINDS[min(KINDS.index(known), KINDS.index(granted))]  # the stronger
     return list(built.items())
 
 
-def _around(path: str, kind: str, walled: Mapping[str, str | None]) -> list[tuple[str, str]]:
-    here = _weaker(kind, _allowed(path, walled))
+def _around(path: str, kind: str, walls: Walls) -> list[tuple[str, str]]:
+    here = _weaker(kind, walls.allowed(path))
+    if path not in walls.holders:
+        return [] if here is None else [(path, here)]
     inside = [
         place
-        for place, allowed in walled.items()
+        for place, allowed in walls.places.items()
         if place != path
         and contains(path, place)
         and _weaker(kind, allowed) != here
@@ -137,7 +173,7 @@ def _around(path: str, kind: str, walled: Mapping[str, str | None]) -> list[tupl
     for name in listing(path):
         entry = os.path.join(path, name)
         if any(contains(entry, place) for place in inside):
-            built += _around(entry, kind, walled)
+            built += _around(entry, kind, walls)
         elif here is not None and not os.path.islink(entry):
             built.append((entry, here))
     return built

@@ -188,7 +188,7 @@ def test_a_bin_directory_on_path_opens_what_its_programs_load_not_its_parent(fak
 def test_the_walls_follow_the_variables_that_move_them(tmp_path: Path, fake_home: Home) -> None:
     cargo = tmp_path / "cargo-home"
     env = {**fake_home.env, "CARGO_HOME": str(cargo), "XDG_DATA_HOME": str(tmp_path / "data")}
-    walls = private.walls(env, spill=str(tmp_path / "data" / "opencode" / "tool-output"))
+    walls = private.walls(env, spill=str(tmp_path / "data" / "opencode" / "tool-output")).places
     assert walls[str(cargo / "credentials.toml")] is None
     assert walls[str(tmp_path / "data" / "opencode")] is None
     assert walls[str(tmp_path / "data" / "opencode" / "tool-output")] == "w"
@@ -201,7 +201,7 @@ def test_rules_around_a_wall(tmp_path: Path) -> None:
         (root / part).mkdir(parents=True)
     (root / "a" / "file").write_text("")
     (root / "a" / "link").symlink_to(root / "a" / "secret")
-    built = dict(private.around([(str(root), "w")], {str(root / "a" / "secret"): None}))
+    built = dict(private.around([(str(root), "w")], private.Walls.of({str(root / "a" / "secret"): None})))
     assert built == {
         str(root): "l",
         str(root / "a"): "l",
@@ -210,8 +210,10 @@ def test_rules_around_a_wall(tmp_path: Path) -> None:
         str(root / "b"): "w",
     }
     # a read grant does not carve around a wall that does not exist
-    assert private.around([(str(root), "r")], {str(root / "nothing"): None}) == [(str(root), "r")]
-    assert private.around([(str(root / "a" / "secret" / "x"), "r")], {str(root / "a" / "secret"): None}) == []
+    nothing = private.Walls.of({str(root / "nothing"): None})
+    assert private.around([(str(root), "r")], nothing) == [(str(root), "r")]
+    secret = private.Walls.of({str(root / "a" / "secret"): None})
+    assert private.around([(str(root / "a" / "secret" / "x"), "r")], secret) == []
 
 
 def test_settings_with_a_secret_as_a_root_grant_nothing_there(fake_home: Home, project_dir: Path) -> None:
