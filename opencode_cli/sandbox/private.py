@@ -1,8 +1,9 @@
 """The user's own places that no sandboxed command reaches, whatever ``read`` and ``PATH`` say.
 
 - **Walled off** (neither read nor written): opencode's data directory (the store ``opencode.db`` with
-  every session's transcript, ``mcp-auth.json``, the trust record) and the well-known credential files
-  and directories of :data:`HOME_SECRETS` (moved where their tool's variable says, e.g. ``CARGO_HOME``).
+  every session's transcript, ``mcp-auth.json``, the trust record), the host's runtime directory (its
+  edit locks: :func:`~opencode_cli.paths.runtime_dir`) and the well-known credential files and
+  directories of :data:`HOME_SECRETS` (moved where their tool's variable says, e.g. ``CARGO_HOME``).
   The tool-output spill directory inside the data directory is the one exception: the truncation hints
   send the model there, and the host creates its files without following links.
 - **Read-only**: the global config directory (where the user says which projects are trusted).
@@ -98,7 +99,7 @@ class Walls:
 
 
 #: The variables :func:`walls` reads.
-_READ = ("HOME", "XDG_DATA_HOME", *(name for name, _ in MOVED_SECRETS))
+_READ = ("HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", *(name for name, _ in MOVED_SECRETS))
 
 
 def walls(env: Mapping[str, str], spill: str | None = None) -> Walls:
@@ -115,7 +116,8 @@ def _walls(values: tuple[str, ...], spill: str | None) -> Walls:
     env = {name: value for name, value in zip(_READ, values, strict=True) if value}
     home = env.get("HOME") or os.path.expanduser("~")
     places: dict[str, str | None] = {_real(str(paths.config_dir(env))): "r"}
-    secrets = [str(paths.data_dir(env)), *(os.path.join(home, name) for name in HOME_SECRETS)]
+    secrets = [str(paths.data_dir(env)), str(paths.runtime_dir(env))]
+    secrets += [os.path.join(home, name) for name in HOME_SECRETS]
     for name, beneath in MOVED_SECRETS:
         for value in filter(None, env.get(name, "").split(os.pathsep)):
             secrets += [os.path.join(value, part) if part else value for part in beneath]
