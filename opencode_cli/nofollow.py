@@ -18,7 +18,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -31,14 +31,24 @@ def open_dir(base: str | Path, parts: Sequence[str] = (), *, create: bool = True
     if create:
         os.makedirs(base, exist_ok=True)
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def child(fd: int, part: str) -> int:
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o700, dir_fd=fd)
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+
+    return _descend(fd, parts, child)
+
+
+def _descend(fd: int, parts: Sequence[str], child: Callable[[int, str], int]) -> int:
+    """The descriptor of ``parts`` below the directory ``fd``, each opened by ``child`` from the one
+    above it (every descriptor but the last closed, also on an error)."""
     try:
         for part in parts:
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o700, dir_fd=fd)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            below = child(fd, part)
             os.close(fd)
-            fd = child
+            fd = below
     except BaseException:
         os.close(fd)
         raise
@@ -55,16 +65,7 @@ def own_dir(base: str | Path, parts: Sequence[str]) -> int:
     each part is a real directory of this user's. A link, a file or anything else found at a part's name
     (something outside the sandbox put it there) is removed, never followed, and the directory made
     again; a directory of another user's there is an error."""
-    fd = open_dir(base, create=True)
-    try:
-        for part in parts:
-            child = _own_child(fd, part)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _descend(open_dir(base, create=True), parts, _own_child)
 
 
 def _own_child(fd: int, part: str) -> int:
