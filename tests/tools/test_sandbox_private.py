@@ -9,12 +9,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _harness import Harness
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from opencode_cli.sandbox import landlock, plan, private
 from opencode_cli.sandbox.settings import Settings
@@ -225,3 +228,61 @@ def test_settings_with_a_secret_as_a_root_grant_nothing_there(fake_home: Home, p
     for path in (*rules.write, *rules.read):
         assert not path.startswith(str(fake_home.home / ".ssh")), path
         assert not path.startswith(str(fake_home.data)), path
+
+
+# -- the rules around walls, for any tree -----------------------------------------------------------------
+
+NAMES = st.sampled_from(["a", "b", "c", ".ssh", "data"])
+TREES = st.lists(st.tuples(st.lists(NAMES, min_size=1, max_size=3), st.sampled_from(["dir", "file", "link"])))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tree=TREES,
+    walls=st.lists(st.tuples(st.lists(NAMES, min_size=1, max_size=3), st.sampled_from([None, "r", "w"]))),
+    kind=st.sampled_from(["r", "w"]),
+)
+def test_no_grant_reaches_into_a_wall_and_nothing_else_is_lost(
+    tree: list[tuple[list[str], str]], walls: list[tuple[list[str], str | None]], kind: str
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = os.path.realpath(folder)
+        for parts, shape in tree:
+            path = os.path.join(root, *parts)
+            if os.path.lexists(path) or not os.path.isdir(os.path.dirname(path)):
+                continue
+            if shape == "dir":
+                os.mkdir(path)
+            elif shape == "file":
+                Path(path).write_text("x")
+            else:
+                os.symlink(root, path)
+        places = {os.path.join(root, *parts): allowed for parts, allowed in walls}
+        walled = private.Walls.of(places)
+        built = dict(private.around([(root, kind)], walled))
+
+        def expected(path: str) -> str | None:  # the grant, lowered by the innermost wall holding path
+            holding = [place for place in places if private.contains(place, path)]
+            if not holding:
+                return kind
+            allowed = places[max(holding, key=len)]
+            return (
+                None
+                if allowed is None
+                else private.KINDS[max(private.KINDS.index(kind), private.KINDS.index(allowed))]
+            )
+
+        def granted(path: str) -> str | None:  # what the rules give path, as Landlock adds them up
+            found = [built[place] for place in built if private.contains(place, path) and built[place] != "l"]
+            return min(found, key=private.KINDS.index) if found else None
+
+        for current, dirs, files in os.walk(root):
+            for name in [*dirs, *files]:
+                path = os.path.join(current, name)
+                if os.path.islink(path):
+                    continue
+                assert granted(path) == expected(path), (path, built)
+        for place, given_kind in built.items():
+            assert given_kind == "l" or not os.path.islink(place) or place == root
+            if given_kind == "l":
+                assert place in walled.holders
