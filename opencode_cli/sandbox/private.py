@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: Grants, strongest first: everything beneath (``w``), read and execute (``r``), list a directory (``l``).
 KINDS = ("w", "r", "l")
@@ -74,6 +75,8 @@ class Walls:
 
     places: Mapping[str, str | None]
     holders: frozenset[str]
+    lowered: dict[tuple[str, str], str | None] = field(default_factory=dict, compare=False, hash=False)
+    """What a grant that holds no wall becomes, by (path, kind): known once asked."""
 
     @classmethod
     def of(cls, places: Mapping[str, str | None]) -> Walls:
@@ -105,32 +108,46 @@ _READ = ("HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", *(name for name, _ in MOVED
 def walls(env: Mapping[str, str], spill: str | None = None) -> Walls:
     """The private places of this environment: opencode's data directory and the credential files walled
     off, the global config directory read-only, and ``spill`` (the tool-output directory, inside the data
-    directory) open as granted. Resolved once per environment."""
-    return _walls(tuple(env.get(name) or "" for name in _READ), spill)
+    directory) open as granted. Resolved again only when one of those names is made, removed or replaced
+    (by a link, say) since."""
+    named = _named(tuple(env.get(name) or "" for name in _READ))
+    return _walls(named, tuple(_identity(path) for path, _ in named), spill)
+
+
+def _identity(path: str) -> tuple[int, int, int] | None:
+    """What is at ``path`` itself (device, inode, type), ``None`` when nothing is."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, stat.S_IFMT(info.st_mode)
 
 
 @functools.lru_cache(maxsize=16)
-def _walls(values: tuple[str, ...], spill: str | None) -> Walls:
+def _named(values: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    """The private places as the environment names them (absolute, not yet resolved)."""
     from .. import paths
 
     env = {name: value for name, value in zip(_READ, values, strict=True) if value}
     home = env.get("HOME") or os.path.expanduser("~")
-    places: dict[str, str | None] = {_real(str(paths.config_dir(env))): "r"}
     secrets = [str(paths.data_dir(env)), str(paths.runtime_dir(env))]
     secrets += [os.path.join(home, name) for name in HOME_SECRETS]
     for name, beneath in MOVED_SECRETS:
         for value in filter(None, env.get(name, "").split(os.pathsep)):
             secrets += [os.path.join(value, part) if part else value for part in beneath]
-    for place in secrets:
-        if os.path.isabs(place):
-            places[_real(place)] = None
+    named: list[tuple[str, str | None]] = [(str(paths.config_dir(env)), "r")]
+    named += [(place, None) for place in secrets if os.path.isabs(place)]
+    return tuple(named)
+
+
+@functools.lru_cache(maxsize=16)
+def _walls(
+    named: tuple[tuple[str, str | None], ...], identities: tuple[object, ...], spill: str | None
+) -> Walls:
+    places = {os.path.realpath(place): allowed for place, allowed in named}
     if spill is not None:
-        places[_real(spill)] = "w"
+        places[os.path.realpath(spill)] = "w"
     return Walls.of(places)
-
-
-def _real(path: str) -> str:
-    return os.path.realpath(path)
 
 
 def contains(root: str, path: str) -> bool:
@@ -138,11 +155,15 @@ def contains(root: str, path: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+#: A kind's strength (``w`` the strongest).
+_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+
+
 def _weaker(kind: str, allowed: str | None) -> str | None:
     """``kind`` lowered to what a wall allows (``None``: nothing)."""
     if allowed is None:
         return None
-    return KINDS[max(KINDS.index(kind), KINDS.index(allowed))]
+    return kind if _RANK[kind] >= _RANK[allowed] else allowed
 
 
 def around(grants: Iterable[tuple[str, str]], walls: Walls) -> list[tuple[str, str]]:
@@ -153,14 +174,18 @@ def around(grants: Iterable[tuple[str, str]], walls: Walls) -> list[tuple[str, s
     for path, kind in grants:
         for place, granted in _around(path, kind, walls):
             known = built.get(place, granted)
-            built[place] = KINDS[min(KINDS.index(known), KINDS.index(granted))]  # the stronger
+            built[place] = known if _RANK[known] <= _RANK[granted] else granted  # the stronger
     return list(built.items())
 
 
 def _around(path: str, kind: str, walls: Walls) -> list[tuple[str, str]]:
-    here = _weaker(kind, walls.allowed(path))
-    if path not in walls.holders:
+    if path not in walls.holders:  # a question of names only: answered once
+        key = (path, kind)
+        here = walls.lowered.get(key, "")
+        if here == "":
+            here = walls.lowered[key] = _weaker(kind, walls.allowed(path))
         return [] if here is None else [(path, here)]
+    here = _weaker(kind, walls.allowed(path))
     inside = [
         place
         for place, allowed in walls.places.items()
@@ -174,9 +199,11 @@ def _around(path: str, kind: str, walls: Walls) -> list[tuple[str, str]]:
     built = [] if here is None else [(path, "l")]
     for name in listing(path):
         entry = os.path.join(path, name)
+        if os.path.islink(entry):
+            continue  # reached through what it leads to, judged where that is
         if any(contains(entry, place) for place in inside):
             built += _around(entry, kind, walls)
-        elif here is not None and not os.path.islink(entry):
+        elif here is not None:
             built.append((entry, here))
     return built
 

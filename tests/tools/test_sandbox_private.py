@@ -281,8 +281,19 @@ def test_no_grant_reaches_into_a_wall_and_nothing_else_is_lost(
                 path = os.path.join(current, name)
                 if os.path.islink(path):
                     continue
+                if built.get(path) == "l" and expected(path) is not None:  # on the way down to a wall
+                    assert path in walled.holders and os.path.isdir(path)
+                    continue
                 assert granted(path) == expected(path), (path, built)
         for place, given_kind in built.items():
             assert given_kind == "l" or not os.path.islink(place) or place == root
             if given_kind == "l":
                 assert place in walled.holders
+
+
+def test_a_secret_moved_behind_a_link_is_walled_where_it_now_is(fake_home: Home) -> None:
+    home = fake_home.home
+    assert private.walls(fake_home.env).places[str(home / ".ssh")] is None
+    (home / ".ssh").rename(home / "keys")
+    (home / ".ssh").symlink_to(home / "keys")  # as a dotfiles manager does
+    assert private.walls(fake_home.env).places[str(home / "keys")] is None
