@@ -220,7 +220,9 @@ def _tool_dirs(search: str, home: str, homes: tuple[tuple[str, str], ...]) -> tu
             private.contains(system, directory) for system in SYSTEM_READ
         ):
             continue  # the system's programs link to the system's directories
-        for name in private.listing(directory):
+        for name, link in private.listing(directory):
+            if not link:
+                continue
             target = os.path.realpath(os.path.join(directory, name))
             if os.path.dirname(target) != directory:  # a program linked from elsewhere: its own place too
                 todo.append(os.path.dirname(target))

@@ -185,24 +185,31 @@ def _around(path: str, kind: str, walls: Walls) -> list[tuple[str, str]]:
         if here == "":
             here = walls.lowered[key] = _weaker(kind, walls.allowed(path))
         return [] if here is None else [(path, here)]
-    here = _weaker(kind, walls.allowed(path))
-    inside = [
+    below = [
         place
-        for place, allowed in walls.places.items()
-        if place != path
-        and contains(path, place)
-        and _weaker(kind, allowed) != here
-        and (kind == "w" or os.path.lexists(place))  # nothing to read in what is not there
-    ]
-    if not inside or not os.path.isdir(path):
+        for place in walls.places
+        if place != path and contains(path, place) and (kind == "w" or os.path.lexists(place))
+    ]  # nothing to read in what is not there
+    return _carve(path, kind, walls, below)
+
+
+def _carve(path: str, kind: str, walls: Walls, below: list[str]) -> list[tuple[str, str]]:
+    """The grants of ``kind`` at ``path`` and beneath it, ``below`` the walls beneath it."""
+    here = _weaker(kind, walls.allowed(path))
+    below = [place for place in below if _weaker(kind, walls.places[place]) != here]  # the ones that matter
+    if not below or not os.path.isdir(path):
         return [] if here is None else [(path, here)]
+    ways: dict[str, list[str]] = {}  # the entry each of them is reached through
+    start = len(path.rstrip("/")) + 1
+    for place in below:
+        ways.setdefault(place[start:].split("/", 1)[0], []).append(place)
     built = [] if here is None else [(path, "l")]
-    for name in listing(path):
-        entry = os.path.join(path, name)
-        if os.path.islink(entry):
+    for name, link in listing(path):
+        if link:
             continue  # reached through what it leads to, judged where that is
-        if any(contains(entry, place) for place in inside):
-            built += _around(entry, kind, walls)
+        entry = os.path.join(path, name)
+        if name in ways:
+            built += _carve(entry, kind, walls, [place for place in ways[name] if place != entry])
         elif here is not None:
             built.append((entry, here))
     return built
@@ -211,12 +218,12 @@ def _around(path: str, kind: str, walls: Walls) -> list[tuple[str, str]]:
 #: Nanoseconds a directory's mtime must lie in the past for its listing to be kept: the kernel stamps
 #: changes with a coarse clock, so a change in the same tick as the listing would keep the same mtime.
 SETTLED_NS = 2_000_000_000
-_LISTINGS: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
+_LISTINGS: dict[str, tuple[tuple[int, int], tuple[tuple[str, bool], ...]]] = {}
 
 
-def listing(directory: str) -> tuple[str, ...]:
-    """The names in ``directory``, read again only when it changed (its inode or mtime); empty when it
-    cannot be read."""
+def listing(directory: str) -> tuple[tuple[str, bool], ...]:
+    """The entries of ``directory`` (name, whether it is a symbolic link), read again only when it changed
+    (its inode or mtime); empty when it cannot be read."""
     try:
         info = os.stat(directory)
     except OSError:
@@ -226,9 +233,10 @@ def listing(directory: str) -> tuple[str, ...]:
     if known is not None and known[0] == key:
         return known[1]
     try:
-        names = tuple(sorted(os.listdir(directory)))
+        with os.scandir(directory) as found:
+            entries = tuple(sorted((entry.name, entry.is_symlink()) for entry in found))
     except OSError:
         return ()
     if time.time_ns() - info.st_mtime_ns > SETTLED_NS:
-        _LISTINGS[directory] = (key, names)
-    return names
+        _LISTINGS[directory] = (key, entries)
+    return entries
