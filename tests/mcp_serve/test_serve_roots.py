@@ -6,11 +6,14 @@ roots."""
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _serve import HttpServer, Notes, run, stdio_session, text_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.types import ListRootsResult, Root
 
 # roots are the handshake revisions' (the newest one drops them): the SDK says so on each use
@@ -214,3 +217,37 @@ def test_roots_within_usage_errors(
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+URIS = st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda tail: "file://" + tail, st.text(max_size=40)),
+    st.sampled_from(["file:///", "file://localhost/", "file://other/x", "https://example.com/x", "file:"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(uris=st.lists(st.one_of(URIS, st.sampled_from(["INSIDE", "OUTSIDE", "LINK"])), max_size=6))
+def test_any_roots_a_client_sends_choose_only_inside_what_was_allowed(uris: list[str]) -> None:
+    """Whatever URIs a client lists, the choice is a directory inside the allowed one (or none), every
+    refusal is a directory outside it, and nothing raises."""
+    from opencode_cli.mcp.serve.roots import ListedRoot, choose
+
+    with tempfile.TemporaryDirectory() as folder:
+        base = Path(folder).resolve()
+        allowed, outside = base / "served", base / "out"
+        (allowed / "inside").mkdir(parents=True)
+        outside.mkdir()
+        (allowed / "link").symlink_to(outside)
+        named = {"INSIDE": allowed / "inside", "OUTSIDE": outside, "LINK": allowed / "link"}
+        roots = [ListedRoot(uri=named[uri].as_uri() if uri in named else uri) for uri in uris]
+        choice = choose(roots, [allowed])
+        if choice.directory is not None:
+            assert choice.directory.is_dir() and choice.directory.is_relative_to(allowed)
+        assert all(not place.is_relative_to(allowed) and place.is_dir() for place in choice.refused)
+        free = choose(roots)  # stdio: any directory, the first one
+        assert free.refused == ()
+        if all(uri in named for uri in uris):  # only known places: the exact choice
+            first = uris.index("INSIDE") if "INSIDE" in uris else len(uris)
+            assert choice.directory == (named["INSIDE"] if "INSIDE" in uris else None)
+            assert choice.refused == (outside,) * first
