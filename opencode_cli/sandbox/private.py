@@ -6,7 +6,9 @@
   directories of :data:`HOME_SECRETS` (moved where their tool's variable says, e.g. ``CARGO_HOME``).
   The tool-output spill directory inside the data directory is the one exception: the truncation hints
   send the model there, and the host creates its files without following links.
-- **Read-only**: the global config directory (where the user says which projects are trusted).
+- **Read-only**: the user's own configuration and trusted code — the global config directory (where the
+  user says which projects are trusted), ``~/.opencode``, ``OPENCODE_CONFIG`` and ``OPENCODE_CONFIG_DIR``
+  — which every project loads.
 
 Landlock only grants access beneath a path, and cannot take a sub-path back out of a grant. So a grant
 that holds one of these places is replaced by grants of everything beside them (:func:`around`): each
@@ -102,7 +104,14 @@ class Walls:
 
 
 #: The variables :func:`walls` reads.
-_READ = ("HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", *(name for name, _ in MOVED_SECRETS))
+_READ = (
+    "HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    *(name for name, _ in MOVED_SECRETS),
+)
 
 
 def walls(env: Mapping[str, str], spill: str | None = None) -> Walls:
@@ -135,7 +144,10 @@ def _named(values: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
     for name, beneath in MOVED_SECRETS:
         for value in filter(None, env.get(name, "").split(os.pathsep)):
             secrets += [os.path.join(value, part) if part else value for part in beneath]
-    named: list[tuple[str, str | None]] = [(str(paths.config_dir(env)), "r")]
+    # the user's own configuration and trusted code: read, never written
+    config = [str(paths.config_dir(env)), os.path.join(home, ".opencode")]
+    config += [env[name] for name in ("OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR") if name in env]
+    named: list[tuple[str, str | None]] = [(place, "r") for place in config if os.path.isabs(place)]
     named += [(place, None) for place in secrets if os.path.isabs(place)]
     return tuple(named)
 

@@ -195,7 +195,8 @@ def test_the_walls_follow_the_variables_that_move_them(tmp_path: Path, fake_home
     assert walls[str(cargo / "credentials.toml")] is None
     assert walls[str(tmp_path / "data" / "opencode")] is None
     assert walls[str(tmp_path / "data" / "opencode" / "tool-output")] == "w"
-    assert walls[str(fake_home.home / ".config" / "opencode")] == "r"  # the global config: read-only
+    assert walls[str(fake_home.home / ".config" / "opencode")] == "r"  # the user's configuration: read-only
+    assert walls[str(fake_home.home / ".opencode")] == "r"
 
 
 def test_rules_around_a_wall(tmp_path: Path) -> None:
@@ -297,3 +298,20 @@ def test_a_secret_moved_behind_a_link_is_walled_where_it_now_is(fake_home: Home)
     (home / ".ssh").rename(home / "keys")
     (home / ".ssh").symlink_to(home / "keys")  # as a dotfiles manager does
     assert private.walls(fake_home.env).places[str(home / "keys")] is None
+
+
+def test_a_project_in_the_home_directory_writes_beside_the_private_places_only(
+    make_project: Any, fake_home: Home
+) -> None:
+    home = fake_home.home
+    (home / ".git").mkdir()
+    (home / "src").mkdir()
+    (home / ".opencode").mkdir()
+    (home / "opencode.toml").write_text('[sandbox]\nmode = "workspace-write"\n')
+    bash = Harness(make_project(home, extra_env=fake_home.env), "bash", env=True)
+    result = bash.run({"command": "echo ok > src/made.txt && cat src/made.txt"})
+    assert result.output.startswith("ok"), result.output
+    for target in (".opencode/tool.py", ".config/opencode/opencode.toml", ".ssh/authorized_keys", ".netrc2"):
+        bash.run({"command": f"mkdir -p $(dirname {target}); echo x > {target}"})
+        assert not (home / target).exists(), target
+    assert SECRET not in bash.run({"command": "cat .netrc .cargo/credentials.toml"}).output
