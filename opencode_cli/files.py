@@ -19,7 +19,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -324,19 +324,23 @@ def atomic_write(path: str | Path, data: bytes | str, *, bom: bool = False) -> N
 # -- locking -----------------------------------------------------------------------------------------
 
 
-def lock_path(path: str | Path) -> Path:
-    """The lock file that stands for ``path`` (keyed by its real path) under ``<tmp>/opencode/locks``."""
+def lock_path(path: str | Path, env: Mapping[str, str] = os.environ) -> Path:
+    """The lock file that stands for ``path`` (keyed by its real path) under ``<runtime>/locks``
+    (:func:`~opencode_cli.paths.runtime_dir`: a place no command is given to write)."""
     import hashlib
 
-    from .paths import tmp_dir
+    from .paths import runtime_dir
 
     key = hashlib.sha256(os.path.realpath(path).encode(_ENCODING, _ERRORS)).hexdigest()[:32]
-    return tmp_dir() / "locks" / f"{key}.lock"
+    return runtime_dir(env) / "locks" / f"{key}.lock"
 
 
 @asynccontextmanager
-async def file_lock(path: str | Path, poll: float = 0.01) -> AsyncIterator[None]:
-    """Hold the edit lock of ``path``: one holder at a time across tasks, threads and processes.
+async def file_lock(
+    path: str | Path, env: Mapping[str, str] = os.environ, poll: float = 0.01
+) -> AsyncIterator[None]:
+    """Hold the edit lock of ``path``: one holder at a time across tasks, threads and processes (of the
+    environment ``env``'s user: the lock files live in its runtime directory).
 
     An exclusive ``flock`` on a per-file lock file; waiting polls without blocking the event loop, so a
     cancelled waiter simply stops waiting.
@@ -346,10 +350,13 @@ async def file_lock(path: str | Path, poll: float = 0.01) -> AsyncIterator[None]
 
     from . import nofollow
 
-    lock = lock_path(path)
-    # <tmp> is a writable root of the sandbox: "opencode", "locks" and the lock file are never links
-    with nofollow.directory(lock.parent.parent.parent, (lock.parent.parent.name, lock.parent.name)) as folder:
-        descriptor = nofollow.open_regular(folder, lock.name, os.O_RDWR | os.O_CREAT, 0o600)
+    lock = lock_path(path, env)
+    # what was put at "opencode", "locks" or the lock file's name (a link, a file) is replaced, never used
+    folder = nofollow.own_dir(lock.parent.parent.parent, (lock.parent.parent.name, lock.parent.name))
+    try:
+        descriptor = nofollow.own_file(folder, lock.name, os.O_RDWR)
+    finally:
+        os.close(folder)
     try:
         delay = poll
         while True:

@@ -5,7 +5,9 @@ configured writable roots, so it may plant a symbolic link at any name there. Th
 never act through such a link: every bookkeeping file it keeps in those places (spill files and the
 cleanup stamp, edit locks, caches, dropped bytecode) goes through this module, which opens each name below
 a trusted directory with ``O_NOFOLLOW`` relative to the descriptor of the directory above it. A link where
-a directory or file was expected fails with ``ELOOP`` (or ``ENOTDIR``), never reaches elsewhere.
+a directory or file was expected fails with ``ELOOP`` (or ``ENOTDIR``), never reaches elsewhere; in the
+host's own directories (:func:`own_dir`, :func:`own_file`), which no command is given to write, it is
+replaced instead, so that nothing planted there can stop the host's work.
 
 Only the standard library; cheap to import.
 """
@@ -13,9 +15,10 @@ Only the standard library; cheap to import.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -28,18 +31,60 @@ def open_dir(base: str | Path, parts: Sequence[str] = (), *, create: bool = True
     if create:
         os.makedirs(base, exist_ok=True)
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def child(fd: int, part: str) -> int:
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o700, dir_fd=fd)
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+
+    return _descend(fd, parts, child)
+
+
+def _descend(fd: int, parts: Sequence[str], child: Callable[[int, str], int]) -> int:
+    """The descriptor of ``parts`` below the directory ``fd``, each opened by ``child`` from the one
+    above it (every descriptor but the last closed, also on an error)."""
     try:
         for part in parts:
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o700, dir_fd=fd)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            below = child(fd, part)
             os.close(fd)
-            fd = child
+            fd = below
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+#: Times :func:`own_dir` replaces what it finds in its way before it gives up (something keeps putting
+#: it back).
+REPAIRS = 3
+
+
+def own_dir(base: str | Path, parts: Sequence[str]) -> int:
+    """A descriptor of the host's own directory ``base/parts…`` (``base`` trusted and made when missing):
+    each part is a real directory of this user's. A link, a file or anything else found at a part's name
+    (something outside the sandbox put it there) is removed, never followed, and the directory made
+    again; a directory of another user's there is an error."""
+    return _descend(open_dir(base, create=True), parts, _own_child)
+
+
+def _own_child(fd: int, part: str) -> int:
+    for _ in range(REPAIRS):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(part, 0o700, dir_fd=fd)
+        try:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except OSError as error:
+            if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part, dir_fd=fd)  # a link (itself, not where it leads) or a file
+            continue
+        if os.fstat(child).st_uid != os.geteuid():
+            os.close(child)
+            raise PermissionError(errno.EPERM, f"not a directory of this user's: {part}")
+        return child
+    raise OSError(errno.ELOOP, f"{part} keeps being replaced")
 
 
 @contextlib.contextmanager
@@ -67,6 +112,20 @@ def open_regular(dir_fd: int, name: str, flags: int, mode: int = 0o600) -> int:
         raise OSError(f"not a regular file: {name}")
     os.set_blocking(fd, True)
     return fd
+
+
+def own_file(dir_fd: int, name: str, flags: int, mode: int = 0o600) -> int:
+    """:func:`open_regular` of the host's own file ``name`` (made when missing) in its own directory: a
+    link or anything else but a regular file there is removed, never followed, and the file made again."""
+    for _ in range(REPAIRS):
+        try:
+            return open_regular(dir_fd, name, flags | os.O_CREAT, mode)
+        except OSError as error:
+            if error.errno not in (errno.ELOOP, None):  # a link (ELOOP), or not a regular file
+                raise
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=dir_fd)
+    raise OSError(errno.ELOOP, f"{name} keeps being replaced")
 
 
 def replace(path: str | Path, data: bytes, *, mode: int = 0o600) -> None:

@@ -29,6 +29,17 @@ def cache_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(base) / "opencode"
 
 
+def runtime_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where the host keeps its own bookkeeping (edit locks): ``$XDG_RUNTIME_DIR/opencode`` (the user's
+    own, emptied at logout) when that is set, else ``<data>/run``. Never a place a command is given to
+    write: the sandbox walls both off, and what an unsandboxed command plants there is replaced
+    (:func:`opencode_cli.nofollow.own_dir`)."""
+    base = env.get("XDG_RUNTIME_DIR")
+    if base and os.path.isabs(base):
+        return Path(base) / "opencode"
+    return data_dir(env) / "run"
+
+
 def home_dir(env: Mapping[str, str] = os.environ) -> Path:
     """The user's home directory, honouring ``$HOME``."""
     return _home(env)

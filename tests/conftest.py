@@ -94,14 +94,17 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment that keeps HOME and the XDG directories inside ``tmp_path``.
 
     It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_PLUGIN_PATH``
-    (empty: no installed entry-point plugin is seen).
+    (empty: no installed entry-point plugin is seen). A ``PYTHONPATH`` the tests run with is kept, so that
+    the subprocesses run the code under test (a checkout other than the installed one).
     """
+    kept = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     return {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         PLUGIN_PATH: "",
+        **kept,
     }
 
 

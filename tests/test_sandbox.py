@@ -141,6 +141,8 @@ def opencode(cli: dict[str, Any], *args: str, **extra: str) -> Any:
 
 @needs_landlock
 def test_check_prints_the_kernel_and_the_effective_lists(cli: dict[str, Any]) -> None:
+    netrc = Path(cli["env"]["HOME"]) / ".netrc"
+    netrc.write_text("machine example.com password x\n")
     done = opencode(cli, "sandbox", "check", "--sandbox", "workspace-write", "ls -la")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -148,7 +150,8 @@ def test_check_prints_the_kernel_and_the_effective_lists(cli: dict[str, Any]) ->
     assert lines[1] == "mode: workspace-write; network: blocked; read: all; required: false"
     assert lines[2] == "status: enforced"
     assert lines[3:6] == ["writable:", f"  {cli['project']}", f"  {cli['temp']}"]
-    assert "readable: everything" in lines
+    assert "readable: everything but the private places" in lines
+    assert lines[lines.index("private, never read or written (that exist now):") + 1] == f"  {netrc}"
     assert lines[-1] == "command: runs in the sandbox"
 
 

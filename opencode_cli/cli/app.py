@@ -725,6 +725,14 @@ def mcp_serve(
             "served its first file:// root (followed as the roots change), else the current directory.",
         ),
     ] = None,
+    roots_within: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--roots-within",
+            help="A directory inside which HTTP clients' roots may also be served (repeatable); by default "
+            "only roots inside the current directory are, the others are refused.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the tools AGENT and MODEL are offered to any MCP client, with OpenCode's permissions.
     Asks go to the client's user (elicitation); without it, --allow/--deny/--yes and the rules decide.
@@ -744,6 +752,7 @@ def mcp_serve(
         allow_hosts=allow_host or [],
         token=token,
         directory=directory,
+        roots_within=roots_within or [],
     )
 
 

@@ -159,6 +159,7 @@ def serve(
     allow_hosts: list[str] | None = None,
     token: str | None = None,
     directory: Path | None = None,
+    roots_within: list[Path] | None = None,
 ) -> None:
     """Serve the tools ``agent`` and the model are offered to MCP clients, until the client goes (stdio)
     or Ctrl-C / SIGTERM (HTTP). Nothing but the protocol is written to stdout."""
@@ -179,6 +180,14 @@ def serve(
     from_env = token is not None and token == os.environ.get("OPENCODE_SERVE_TOKEN")
     if transport == "stdio" and (allow_hosts or (token and not from_env)):
         fail("error: --allow-host and --token are for --transport http")
+    roots_within = list(roots_within or [])
+    if roots_within and transport == "stdio":
+        fail("error: --roots-within is for --transport http (the stdio client's roots are followed anywhere)")
+    if roots_within and directory is not None:
+        fail("error: --roots-within is for clients' roots, not -C/--directory (which ignores them)")
+    for place in roots_within:
+        if not place.is_dir():
+            fail(f"error: --roots-within {place}: not a directory")
     token = token.strip() if token else None
     rules = flag_rules(allow, "allow") + flag_rules(deny, "deny")
     with friendly_errors():
@@ -194,6 +203,7 @@ def serve(
             yes=yes,
             session_id=session_id,
             follow_roots=directory is None,  # an explicit directory wins over the client's roots
+            roots_within=[place.resolve() for place in roots_within],
         )
         served = ServeHost(project, options)
         project.tools(served.model, served.agent)  # a broken config or tool is an error before serving

@@ -41,6 +41,7 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
         "writable": plan.write if settings.on else [],
         "readable": (plan.read or ["/"]) if settings.on else [],
         "missing": plan.missing,
+        "private": _private(plan) if settings.on else {"walled": [], "read_only": []},
         "config": {
             "protected": plan.protected if settings.on and support.mounts else [],
             "unprotected": [*plan.unprotected, *([] if support.mounts else plan.protected)]
@@ -67,6 +68,19 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
     return data
 
 
+def _private(plan: Any) -> dict[str, list[str]]:
+    """The user's places kept from commands whatever the lists say, those that exist now: walled off
+    (``walled``), or read-only (``read_only``)."""
+    import os
+
+    places = plan.private.places
+    present = [path for path in places if os.path.lexists(path)]
+    return {
+        "walled": [path for path in present if places[path] is None],
+        "read_only": [path for path in present if places[path] == "r"],
+    }
+
+
 def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
     """Print :func:`report` for the current project."""
     with friendly_errors():
@@ -89,10 +103,16 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
         print("writable:")
         for path in data["writable"]:
             print(f"  {path}")
-        print("readable:" + (" everything" if data["readable"] == ["/"] else ""))
+        print("readable:" + (" everything but the private places" if data["readable"] == ["/"] else ""))
         if data["readable"] != ["/"]:
             for path in data["readable"]:
                 print(f"  {path}")
+        private = data["private"]
+        for title, key in (("never read or written", "walled"), ("never written", "read_only")):
+            if private[key]:
+                print(f"private, {title} (that exist now):")
+                for path in private[key]:
+                    print(f"  {path}")
     for path in data["missing"]:
         print(f"missing (grants nothing): {path}")
     if data["mode"] != "off":

@@ -136,14 +136,16 @@ class Rules:
     """What a sandboxed process may touch. Paths are real (symlinks resolved) and absolute.
 
     ``write``: full access beneath each path; ``read``: read and execute beneath each path (or ``/`` as a
-    whole when ``read_all``); ``devices``: files such as ``/dev/null`` that may be read and written;
+    whole when ``read_all``); ``listed``: directories whose entries may be listed (and nothing more: the
+    way down to a place kept out, see :mod:`.private`); ``devices``: files such as ``/dev/null`` that
+    may be read and written;
     ``network``: whether TCP ``connect``/``bind`` stay allowed (refused otherwise, on ABI 4 and later);
     ``protect``: paths inside the writable roots bound read-only in a private mount namespace first
     (see :mod:`mounts`). A plain class (no dataclasses): the launcher imports this module between fork
     and exec.
     """
 
-    __slots__ = ("abi", "devices", "network", "protect", "read", "read_all", "write")
+    __slots__ = ("abi", "devices", "listed", "network", "protect", "read", "read_all", "write")
 
     def __init__(
         self,
@@ -154,6 +156,7 @@ class Rules:
         read_all: bool = True,
         network: bool = False,
         protect: list[str] | None = None,
+        listed: list[str] | None = None,
     ) -> None:
         self.abi = abi
         self.write = list(write or [])
@@ -162,6 +165,7 @@ class Rules:
         self.read_all = read_all
         self.network = network
         self.protect = list(protect or [])
+        self.listed = list(listed or [])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Rules) and self.as_args() == other.as_args()
@@ -171,10 +175,12 @@ class Rules:
 
     def as_args(self) -> list[str]:
         """The rules as command-line words (what the launcher receives): ``abi=N``, ``network=0|1``,
-        ``read_all=0|1``, then ``w:PATH``, ``r:PATH``, ``d:PATH`` and ``p:PATH`` for each path."""
+        ``read_all=0|1``, then ``w:PATH``, ``r:PATH``, ``l:PATH``, ``d:PATH`` and ``p:PATH`` for each
+        path."""
         words = [f"abi={self.abi}", f"network={int(self.network)}", f"read_all={int(self.read_all)}"]
         words += [f"w:{path}" for path in self.write]
         words += [f"r:{path}" for path in self.read]
+        words += [f"l:{path}" for path in self.listed]
         words += [f"d:{path}" for path in self.devices]
         words += [f"p:{path}" for path in self.protect]
         return words
@@ -183,7 +189,7 @@ class Rules:
     def from_args(cls, words: list[str]) -> Rules:
         """The inverse of :meth:`as_args`."""
         rules = cls(0)
-        lists = {"w": rules.write, "r": rules.read, "d": rules.devices, "p": rules.protect}
+        lists = {"w": rules.write, "r": rules.read, "l": rules.listed, "d": rules.devices, "p": rules.protect}
         for word in words:
             kind, _, value = word.partition(":")
             if kind in lists and value:
@@ -229,6 +235,7 @@ def restrict(rules: Rules) -> None:
         read = READ_RIGHTS | (IOCTL_DEV if rules.abi >= 5 else 0)
         grants = [("/", read)] if rules.read_all else []
         grants += [(path, read) for path in rules.read]
+        grants += [(path, READ_DIR) for path in rules.listed]
         grants += [(path, handled) for path in rules.write]
         grants += [(path, handled & FILE_RIGHTS) for path in rules.devices]
         for path, rights in grants:

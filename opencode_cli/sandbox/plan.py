@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolError
-from . import landlock
+from . import landlock, private
 from .settings import Settings
 
 #: What programs need to read and run when reads are confined (``read = "project"``).
@@ -108,15 +108,24 @@ class Plan:
     read-only where the kernel lets us)."""
     unprotected: list[str] = field(default_factory=list)
     """The same places that do not exist yet: a command may create them (nothing to bind)."""
+    private: private.Walls = field(default_factory=lambda: private.Walls({}, frozenset()))
+    """The user's places kept from the command whatever the lists say (:mod:`.private`)."""
 
     def rules(self, abi: int, protect: bool = True) -> landlock.Rules:
-        """The rules for the launcher (``protect``: with the read-only binds)."""
+        """The rules for the launcher (``protect``: with the read-only binds), built around the private
+        places (``read = "all"`` too: ``/`` is granted as everything beside them)."""
+        read = ["/"] if self.settings.read == "all" else self.read
+        grants = [*((path, "w") for path in self.write), *((path, "r") for path in read)]
+        kinds: dict[str, list[str]] = {kind: [] for kind in private.KINDS}
+        for path, kind in private.around(grants, self.private):
+            kinds[kind].append(path)
         return landlock.Rules(
             abi=abi,
-            write=list(self.write),
-            read=list(self.read),
+            write=kinds["w"],
+            read=kinds["r"],
+            listed=kinds["l"],
             devices=[d for d in DEVICES if os.path.exists(d)],
-            read_all=self.settings.read == "all",
+            read_all=False,
             network=self.settings.network,
             protect=list(self.protected) if protect else [],
         )
@@ -162,23 +171,81 @@ def _unique(paths: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
+#: What the programs of a ``bin`` directory load from beside it, in a prefix that is not a tool's own
+#: (``~/.local``, a virtual environment, ``/opt/x``): never its ``share``, ``etc`` or ``state``
+#: (``~/.local/share`` is every application's data, opencode's included).
+PREFIX_PARTS = ("bin", "sbin", "lib", "lib32", "lib64", "libexec", "include", "pyvenv.cfg")
+#: Directories in the home directory that hold many programs' files: never granted whole.
+SHARED_HOMES = (".local", ".config", ".cache", ".local/share", ".local/state")
+#: A tool's home beside another that its programs need: rustup's proxies in ``~/.cargo/bin`` run the
+#: toolchains of ``$RUSTUP_HOME`` (``~/.rustup``).
+COMPANIONS = {".cargo": ("RUSTUP_HOME", ".rustup")}
+
+
 def tool_dirs(env: Mapping[str, str]) -> list[str]:
-    """Where the programs a command runs are installed: the Python prefixes, the ``PATH`` directories and,
-    for a ``bin``/``sbin``/``shims`` one, its parent (``~/.cargo``, ``~/.pyenv``: a tool's own files) —
-    never the home directory itself or ``/``. Resolved once per ``PATH`` and home."""
-    return list(_tool_dirs(env.get("PATH", ""), env.get("HOME") or os.path.expanduser("~")))
+    """Where the programs a command runs are installed, and what they load: the Python prefixes; each
+    ``PATH`` directory; beside a ``bin``/``sbin`` one, its prefix's :data:`PREFIX_PARTS` — or the whole
+    of a tool's own home (a dot-directory of the home directory, ``~/.cargo``, ``~/.bun``; a ``shims``
+    directory's parent, ``~/.pyenv``) and its companion (``~/.rustup``); and, for a program that is a link
+    elsewhere (``~/.local/bin/ruff`` → a ``uv`` tool's environment), its own directory and prefix the
+    same way. Never ``/``, the home directory, a directory above it or one of :data:`SHARED_HOMES` as a
+    whole. Resolved once per ``PATH`` and home."""
+    return list(_tool_dirs(env.get("PATH", ""), env.get("HOME") or os.path.expanduser("~"), _homes(env)))
+
+
+def _homes(env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The companions' homes as the environment places them (``RUSTUP_HOME``)."""
+    return tuple((name, env[name]) for name, _ in COMPANIONS.values() if env.get(name))
 
 
 @functools.lru_cache(maxsize=8)
-def _tool_dirs(search: str, home: str) -> tuple[str, ...]:
+def _tool_dirs(search: str, home: str, homes: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     home = os.path.realpath(home)
+    shared = {"/", home, *(os.path.join(home, name) for name in SHARED_HOMES)}
+
+    def whole(path: str) -> bool:  # may ``path`` be granted as a whole?
+        return path not in shared and not private.contains(path, home)
+
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
-    for entry in search.split(os.pathsep):
-        if os.path.isabs(entry):
-            found.append(entry)
-            if os.path.basename(entry.rstrip("/")) in ("bin", "sbin", "shims"):
-                found.append(os.path.dirname(entry.rstrip("/")))
-    return tuple(p for p in _unique(map(os.path.realpath, found)) if p not in (home, "/"))
+    todo = [os.path.realpath(entry) for entry in search.split(os.pathsep) if os.path.isabs(entry)]
+    seen: set[str] = set()
+    while todo:
+        directory = todo.pop(0)
+        if directory in seen or not whole(directory):
+            continue
+        seen.add(directory)
+        found.append(directory)
+        found += _beside(directory, home, homes, whole)
+        if os.path.basename(directory) not in ("bin", "sbin") or any(
+            private.contains(system, directory) for system in SYSTEM_READ
+        ):
+            continue  # the system's programs link to the system's directories
+        for name, link in private.listing(directory):
+            if not link:
+                continue
+            target = os.path.realpath(os.path.join(directory, name))
+            if os.path.dirname(target) != directory:  # a program linked from elsewhere: its own place too
+                todo.append(os.path.dirname(target))
+    return tuple(p for p in _unique(map(os.path.realpath, found)) if whole(p))
+
+
+def _beside(
+    directory: str, home: str, homes: tuple[tuple[str, str], ...], whole: Callable[[str], bool]
+) -> list[str]:
+    """What the programs of ``directory`` load from beside it (see :func:`tool_dirs`)."""
+    kind, prefix = os.path.basename(directory), os.path.dirname(directory)
+    if kind not in ("bin", "sbin", "shims") or prefix == "/" or private.contains(prefix, home):
+        return []
+    if any(private.contains(system, prefix) for system in SYSTEM_READ):
+        return []  # read already
+    tool = os.path.basename(prefix)
+    mine = kind == "shims" or (os.path.dirname(prefix) == home and tool.startswith("."))
+    if mine and whole(prefix):  # a tool's own home
+        if tool not in COMPANIONS:
+            return [prefix]
+        variable, default = COMPANIONS[tool]
+        return [prefix, dict(homes).get(variable) or os.path.join(home, default)]
+    return [os.path.join(prefix, part) for part in PREFIX_PARTS]
 
 
 def build(
@@ -209,7 +276,8 @@ def build(
     write = _unique(write)
     protected, unprotected = _config_in(write, directory, worktree, env)
     readable_now = [p for p in read if os.path.exists(p)]
-    return Plan(settings, write, readable_now, missing, protected, unprotected)
+    walled = private.walls(env, None if spill is None else str(spill))
+    return Plan(settings, write, readable_now, missing, protected, unprotected, walled)
 
 
 def _config_in(

@@ -262,7 +262,7 @@ def _channel_key(rules: Rules | None) -> tuple[Any, ...]:
     if rules is None:
         return ((), ())
     identities: list[tuple[int, int] | None] = []
-    for path in (*rules.write, *rules.read, *rules.devices, *rules.protect):
+    for path in (*rules.write, *rules.read, *rules.listed, *rules.devices, *rules.protect):
         try:
             info = os.stat(path)
         except OSError:

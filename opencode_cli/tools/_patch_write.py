@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,17 +35,17 @@ Allowed = Callable[[str], bool]
 
 
 @contextlib.asynccontextmanager
-async def hold_locks(paths: Iterable[str]) -> AsyncIterator[None]:
-    """Hold the edit lock of every path, taken in the order of the lock files' names (so two calls
-    cannot deadlock).
+async def hold_locks(paths: Iterable[str], env: Mapping[str, str]) -> AsyncIterator[None]:
+    """Hold the edit lock of every path (the lock files of ``env``'s runtime directory), taken in the
+    order of the lock files' names (so two calls cannot deadlock).
 
     Two paths naming the same file share one lock file, which is taken once (a second ``flock`` on it
     from this process would wait for ourselves).
     """
-    locks = {str(files.lock_path(path)): path for path in paths}
+    locks = {str(files.lock_path(path, env)): path for path in paths}
     async with contextlib.AsyncExitStack() as stack:
         for key in sorted(locks):
-            await stack.enter_async_context(files.file_lock(locks[key]))
+            await stack.enter_async_context(files.file_lock(locks[key], env))
         yield
 
 

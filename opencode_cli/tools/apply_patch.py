@@ -357,7 +357,7 @@ async def _verify_ask_apply(hunks: list[Hunk], ctx: ToolContext, base: str) -> l
     await unless_aborted(boundary.ask_config(ctx, sorted(verified.judged)), ctx)
 
     async with contextlib.AsyncExitStack() as locks:
-        await unless_aborted(locks.enter_async_context(hold_locks(_touched(changes))), ctx)
+        await unless_aborted(locks.enter_async_context(hold_locks(_touched(changes), ctx.env)), ctx)
         # not cancelled by the abort: it looks at the abort itself until the commit, then ends it
         return await to_end(_apply, changes, base, allowed, ctx.abort)
 

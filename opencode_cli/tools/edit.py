@@ -79,7 +79,7 @@ def write_atomically(target: files.Target, text: str, bom: bool) -> None:
 async def pinned(ctx: ToolContext, path: str) -> AsyncIterator[files.Target]:
     """Hold ``path``'s edit lock and pin it (:func:`boundary.pinned`): what is read and written is the
     file whose real location was judged, however the path's symlinks change meanwhile."""
-    async with files.file_lock(path), contextlib.AsyncExitStack() as stack:
+    async with files.file_lock(path, ctx.env), contextlib.AsyncExitStack() as stack:
         try:
             target = await stack.enter_async_context(boundary.pinned(ctx, path))
         except OSError as error:

@@ -81,10 +81,15 @@ class HttpServer:
         stop(self.process)
 
     @contextlib.asynccontextmanager
-    async def session(self, **client: Any) -> AsyncIterator[ClientSession]:
-        """A client connected to the server (its own MCP session)."""
+    async def session(self, token: str | None = None, **client: Any) -> AsyncIterator[ClientSession]:
+        """A client connected to the server (its own MCP session), sending ``token`` as its bearer token
+        if given."""
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {"authorization": f"Bearer {token}"} if token else None
         async with (
-            streamable_http_client(self.url) as (read, write),
+            create_mcp_http_client(headers) as http,
+            streamable_http_client(self.url, http_client=http) as (read, write),
             ClientSession(read, write, **client) as session,
         ):
             await session.initialize()

@@ -695,7 +695,7 @@ def test_waits_for_the_edit_lock(harness: Harness, root: Path, monkeypatch: pyte
     monkeypatch.setattr(fcntl, "flock", watched_flock)
 
     async def scenario() -> None:
-        async with file_lock(target):
+        async with file_lock(target, harness.env()):
             task = asyncio.ensure_future(
                 harness.run_async(patch("*** Update File: locked.txt", "@@", "-a", "+b"))
             )

@@ -147,37 +147,33 @@ def test_a_stamp_that_is_a_link_or_not_a_file_starts_no_sweep(tmp_path: Path, ou
     _unchanged(outside)
 
 
-def test_edit_locks_are_never_made_through_a_link(
+def test_edit_locks_replace_what_was_planted_and_never_go_through_it(
     tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``<tmp>/opencode/locks`` is in the sandbox's temporary directory: a link at ``opencode``, at
-    ``locks`` or at the lock file itself is refused, and nothing is made or touched outside."""
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(temp))
+    """The edit locks live in the host's runtime directory, which no command is given to write; what an
+    unsandboxed one put there anyway — a link or a file at ``run``, at ``locks`` or at the lock file — is
+    replaced, never followed: the lock works, and nothing is made or touched outside."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     edited = tmp_path / "file.txt"
     lock = files.lock_path(edited)
+    run = tmp_path / "data" / "opencode" / "run"
+    assert lock.parent == run / "locks"
 
     async def take() -> None:
         async with files.file_lock(edited):
             pass
 
-    (temp / "opencode").symlink_to(outside)
-    with pytest.raises(OSError):
-        asyncio.run(take())
-    (temp / "opencode").unlink()
-    (temp / "opencode").mkdir()
-    (temp / "opencode" / "locks").symlink_to(outside)
-    with pytest.raises(OSError):
-        asyncio.run(take())
-    (temp / "opencode" / "locks").unlink()
-    (temp / "opencode" / "locks").mkdir()
-    lock.symlink_to(outside / "kept")
-    with pytest.raises(OSError):
-        asyncio.run(take())
-    lock.unlink()
-    asyncio.run(take())  # and with no link, the lock works
-    assert lock.is_file()
+    asyncio.run(take())
+    for planted in (run, run / "locks", lock):
+        for kind in ("link", "file"):
+            shutil.rmtree(planted) if planted.is_dir() and not planted.is_symlink() else planted.unlink()
+            if kind == "link":
+                planted.symlink_to(outside / "kept" if planted == lock else outside)
+            else:
+                planted.write_text("planted")
+            asyncio.run(take())
+            assert lock.is_file() and not lock.is_symlink() and run.is_dir() and not run.is_symlink()
     _unchanged(outside)
 
 
@@ -239,4 +235,53 @@ def test_tool_files_write_no_bytecode_beside_them(
     (tools / "__pycache__").symlink_to(outside)
     project = make_project()
     assert project.registry.get("hello_hello").loaded().id == "hello_hello"
+    _unchanged(outside)
+
+
+@needs_landlock
+@pytest.mark.parametrize("mode", ["off", "workspace-write"])
+@pytest.mark.parametrize("place", ["scratch", "runtime", "locks"])
+@pytest.mark.parametrize("kind", ["link", "file"])
+def test_write_and_edit_work_after_a_command_replaced_the_bookkeeping(
+    make_project: Any,
+    project_dir: Path,
+    tmp_path: Path,
+    outside: Path,
+    mode: str,
+    place: str,
+    kind: str,
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's reproduction: a command (sandboxed or not) replaces ``$TMPDIR/opencode`` — or the
+    runtime directory the edit locks now live in, or its ``locks`` — with a link to an outside directory
+    or with a file; ``write`` and ``edit`` go on working, in this project and a new one, and nothing is
+    made outside."""
+    (project_dir / "opencode.toml").write_text(f'[sandbox]\nmode = "{mode}"\n')
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    for name, value in (("TMPDIR", str(temp)), ("XDG_DATA_HOME", env["XDG_DATA_HOME"])):
+        monkeypatch.setenv(name, value)  # the host's own environment is the project's, as in the CLI
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    project = make_project(extra_env={"SHELL": shutil.which("bash") or "/bin/bash", "TMPDIR": str(temp)})
+    bash = ProjectHarness(project, "bash", env=True)
+    (project_dir / "notes.txt").write_text("alpha\n")
+    edit = ProjectHarness(project, "edit", env=True)
+    edit.run({"filePath": "notes.txt", "oldString": "alpha", "newString": "beta"})  # the locks exist now
+    runtime = paths.runtime_dir(bash.env())
+    target = {"scratch": temp / "opencode", "runtime": runtime, "locks": runtime / "locks"}[place]
+    plant = f"ln -s {outside} {target}" if kind == "link" else f"echo planted > {target}"
+    planted = bash.run({"command": f"rm -rf {target}; {plant}"})
+    if mode == "off" or place == "scratch":
+        assert target.is_symlink() if kind == "link" else target.is_file(), planted.output
+    else:  # the sandbox walls the runtime directory off: the command could not even plant it
+        assert target.is_dir() and not target.is_symlink(), planted.output
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    for harness in (edit, ProjectHarness(make_project(other), "edit", env=True)):
+        written = ProjectHarness(harness.project, "write", env=True)
+        assert written.run({"filePath": "new.txt", "content": "one\n"}).output == "Wrote file successfully."
+        result = harness.run({"filePath": "new.txt", "oldString": "one", "newString": "two"})
+        assert "Edit applied successfully" in result.output, result.output
+        assert (Path(harness.project.directory) / "new.txt").read_text() == "two\n"
     _unchanged(outside)

@@ -5,7 +5,8 @@ of the newest protocol revision) is a client of its own whose session ends with 
 :class:`Clients` (``host.clients``) keeps them by key, makes each its :class:`~opencode_cli.session.Session`
 (``question`` offered only to a client that can be asked, an "always" answer kept to that session), and,
 without ``--directory``, serves a client with MCP roots its first ``file://`` root (asked for at its first
-request, again after ``notifications/roots/list_changed``; :mod:`.roots` owns those projects).
+request, again after ``notifications/roots/list_changed``; over HTTP only inside the served directory or a
+``--roots-within`` one; :mod:`.roots` chooses and owns those projects).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -22,9 +24,17 @@ from ...errors import message_of
 from ...session import QUESTION_ASKER
 from ..source import ELICITOR, PROGRESS_SINK, RESULT_SINK
 from .asking import declares_elicitation, make_prompt
-from .calls import DEFAULT_LOG_LEVEL, current_elicitor, forward_metadata, forward_progress, keep_result
+from .calls import (
+    DEFAULT_LOG_LEVEL,
+    LOGGER,
+    at_least,
+    current_elicitor,
+    forward_metadata,
+    forward_progress,
+    keep_result,
+)
 from .questions import ask_questions
-from .roots import ROOTS_TIMEOUT, declares_roots, first_directory
+from .roots import ROOTS_TIMEOUT, ListedRoots, choose, declares_roots
 
 if TYPE_CHECKING:
     from ...project import Project
@@ -124,7 +134,7 @@ class Clients:
                 listed = await asyncio.wait_for(
                     ctx.session.send_request(
                         types.ListRootsRequest(),
-                        types.ListRootsResult,
+                        ListedRoots,
                         metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
                     ),
                     ROOTS_TIMEOUT,
@@ -132,7 +142,11 @@ class Clients:
             except Exception as error:
                 host.log(f"roots/list failed ({message_of(error)}): serving {client.project.directory}")
                 return
-            directory = first_directory(listed.roots) or host.project.directory
+            within = self.roots_within(client)
+            choice = choose(listed.roots, within)
+            for refused in choice.refused:
+                await self._refuse_root(client, ctx, refused, within or [])
+            directory = choice.directory or host.project.directory
             if directory == client.project.directory:
                 return
             try:
@@ -144,6 +158,28 @@ class Clients:
             before.close()
             await host.roots.release(before.project)
             host.log(f"client {client.key}: serving its root {directory} (session {client.session.id})")
+
+    def roots_within(self, client: Client) -> list[Path] | None:
+        """The directories a client's roots must lie in: over HTTP the served one and ``--roots-within``
+        (anyone holding the token is a client); ``None`` for the stdio client, the user's own application."""
+        if client.key == STDIO_CLIENT:
+            return None
+        return [self.host.project.directory, *self.host.options.roots_within]
+
+    async def _refuse_root(self, client: Client, ctx: Any, root: Path, within: list[Path]) -> None:
+        """Say on stderr, and to the client at ``warning``, that its root ``root`` is not served."""
+        places = ", ".join(str(place) for place in within)
+        message = f"root {root} refused: a client's root is served only inside {places} (see --roots-within)"
+        self.host.log(f"client {client.key}: {message}")
+        if not at_least("warning", client.log_level):
+            return
+        with contextlib.suppress(Exception):
+            await ctx.session.send_log_message(
+                "warning",
+                {"message": message, "event": "root", "root": root.as_uri()},
+                logger=LOGGER,
+                related_request_id=ctx.request_id,
+            )
 
     async def roots_changed(self, ctx: Any, params: Any) -> None:
         """``notifications/roots/list_changed``: the roots are asked for again at the client's next

@@ -21,6 +21,7 @@ import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -63,6 +64,9 @@ class ServeOptions:
     """A remembered session for the (one) stdio client."""
     follow_roots: bool = True
     """Serve each client's first ``file://`` root (no ``--directory`` was given)."""
+    roots_within: list[Path] = field(default_factory=list)
+    """Directories besides the served one inside which an HTTP client's roots are taken
+    (``--roots-within``)."""
 
 
 class _Server(Server):

@@ -1,22 +1,28 @@
 """The projects ``opencode mcp serve`` serves when it follows its clients' roots.
 
 Started without ``--directory``, the server serves the directory it was started in until a client offers
-MCP roots: then that client's project is its first ``file://`` root that is a directory, and follows the
-client's ``notifications/roots/list_changed``. :class:`RootProjects` owns those projects: each is opened
-on first use (its MCP servers connecting, its tool files watched), shared by the clients naming it, and
-closed when the last of them leaves, or when the server stops. The started directory's project belongs
-to the server itself and is never closed here.
+MCP roots: then that client's project is its first ``file://`` root that is a directory (other schemes
+are skipped), and follows the client's ``notifications/roots/list_changed``. Over HTTP a root is taken
+only inside the served directory or a ``--roots-within`` one (:func:`choose`: a client holding the token
+must not serve itself the rest of the machine); the stdio client is the user's own application, whose
+roots are followed wherever they are. :class:`RootProjects` owns those projects: each is opened on first
+use (its MCP servers connecting, its tool files watched), shared by the clients naming it, and closed
+when the last of them leaves, or when the server stops. The started directory's project belongs to the
+server itself and is never closed here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
+
+import mcp_types as types
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from ...project import Project
@@ -25,16 +31,47 @@ if TYPE_CHECKING:
 ROOTS_TIMEOUT = 10.0
 
 
-def first_directory(roots: Iterable[Any]) -> Path | None:
-    """The first ``file://`` root that is a directory on this machine (``None`` if there is none)."""
+class ListedRoot(BaseModel):
+    """A root as a client listed it: any URI (the SDK's own ``Root`` takes only ``file://`` ones, and
+    would refuse a whole list for one root of another scheme, which is to be skipped)."""
+
+    uri: str
+    name: str | None = None
+
+
+class ListedRoots(types.Result):
+    """``roots/list``'s answer, each root kept whatever its scheme (the result type the server asks for)."""
+
+    roots: list[ListedRoot]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a client's roots select: the first acceptable directory (``None``: none), and the ``file://``
+    directories before it that were refused for lying outside the allowed ones."""
+
+    directory: Path | None
+    refused: tuple[Path, ...] = ()
+
+
+def choose(roots: Iterable[Any], within: Sequence[Path] | None = None) -> Choice:
+    """The first ``file://`` root that is a directory on this machine (other schemes, and paths that are
+    not directories here, are skipped) and, when ``within`` is given, lies inside one of those directories
+    once links are resolved (a root outside them is refused, and the next one tried)."""
+    allowed = None if within is None else [place.resolve() for place in within]
+    refused: list[Path] = []
     for root in roots:
         uri = urlparse(str(getattr(root, "uri", "")))
         if uri.scheme != "file" or uri.netloc not in ("", "localhost"):
             continue
         path = Path(unquote(uri.path))
-        if path.is_absolute() and path.is_dir():
-            return path.resolve()
-    return None
+        if not (path.is_absolute() and path.is_dir()):
+            continue
+        path = path.resolve()
+        if allowed is None or any(path.is_relative_to(place) for place in allowed):
+            return Choice(path, tuple(refused))
+        refused.append(path)
+    return Choice(None, tuple(refused))
 
 
 def declares_roots(outbound: Any) -> bool:
@@ -86,6 +123,8 @@ class RootProjects:
     async def _start(self, directory: Path) -> _Open:
         from ...project import Project
 
+        # The default trust, never trusted=True: the root's own tool files, MCP servers and wider rules take
+        # effect only if the user trusted that directory (a client's root cannot grant it).
         project = Project(directory, warn=self._warn)
         try:
             watch = self._prepare(project)  # the agent, the model and the tools, checked now
