@@ -376,6 +376,19 @@ class Plugins(HookCalls):
             for how, names in by_how.items()
         )
 
+    def failed_note(self, tool_id: str) -> str | None:
+        """Why ``tool_id`` may be missing: an installed plugin that registered it before (or, when none
+        is known to, any installed plugin) failed to load, with its error; ``None`` when none failed."""
+        failed = [r for r in self.records if r.status == "failed" and r.kind == "entrypoint"]
+        if not failed:
+            return None
+        known = self._remembered()
+        owner = next((r for r in failed if tool_id in known.get(r.name, [])), None)
+        if owner is not None:
+            return f"It comes from plugin '{owner.name}', which failed to load: {owner.error}"
+        listed = "; ".join(f"'{r.name}': {r.error}" for r in failed)
+        return f"Plugins that failed to load (one may provide it): {listed}"
+
     def _remembered(self) -> dict[str, list[str]]:
         import json
 

@@ -260,7 +260,7 @@ class Registry:
                 raise UnavailableToolError(tool_id, why)
             note = self.failed_file_note(tool_id)
             if note is None and self.plugins is not None:
-                note = self.plugins.disabled_note(tool_id)
+                note = self.plugins.disabled_note(tool_id) or self.plugins.failed_note(tool_id)
             raise UnknownToolError(
                 tool_id, difflib.get_close_matches(tool_id, list(self.entries), n=3, cutoff=0.6), note
             )

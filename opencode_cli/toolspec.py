@@ -28,12 +28,16 @@ class ToolSource:
     version: str | None = None
     path: str | None = None
 
-    def describe(self) -> str:
-        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``."""
+    def describe(self, within: str | None = None) -> str:
+        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``; a
+        tool file inside the folder ``within`` (a project's root) is named relative to it."""
         if self.kind == "builtin":
             return "built-in"
         if self.kind == "file":
-            return f"file {self.path}"
+            path = self.path or ""
+            if within and path.startswith(within.rstrip("/") + "/"):
+                path = path[len(within.rstrip("/")) + 1 :]
+            return f"file {path}"
         if self.kind == "mcp":
             return f"mcp {self.name}"
         return f"plugin {self.name}" + (f" {self.version}" if self.version else "")

@@ -169,6 +169,8 @@ def test_check_json_with_reads_confined_and_a_rule_letting_a_command_out(cli: di
         "patterns": ["npm test"],
         "sandbox": "allow",
         "sandboxed": False,
+        "outside": [],
+        "external_directory": None,
     }
 
 

@@ -239,6 +239,12 @@ def run_prompt(
     fork: Annotated[
         bool, typer.Option("--fork", help="With --continue or --session: continue a copy of the session.")
     ] = False,
+    variant: Annotated[
+        str | None,
+        typer.Option(
+            "--variant", metavar="NAME", help="The model's variant: how hard it thinks (e.g. high)."
+        ),
+    ] = None,
     format_: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="default (text) or json (one event a line).")
     ] = "default",
@@ -267,6 +273,7 @@ def run_prompt(
         files=file or [],
         title=title,
         fork=fork,
+        variant=variant,
     )
 
 
@@ -536,6 +543,19 @@ def todos_show(
 
 
 SessionIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The session id (ses_…).")]
+
+
+@app.command("models")
+def models_command(
+    provider: Annotated[
+        str | None, typer.Argument(metavar="[PROVIDER]", help="Only this provider's models.")
+    ] = None,
+    json_: JsonOption = False,
+) -> None:
+    """The providers this project can use and their models, with context and output limits (offline)."""
+    from .models_cmd import models
+
+    models(provider, json_)
 
 
 @app.command("stats")

@@ -40,6 +40,7 @@ def run(
     files: Sequence[Path] = (),
     title: str | None = None,
     fork: bool = False,
+    variant: str | None = None,
 ) -> None:
     """Run ``prompt`` in a (kept) session: the reply streams to stdout, tool calls are shown on stderr
     (``--format json``: one event per line on stdout, each with the session id). Exit 0 on an answer,
@@ -87,7 +88,7 @@ def run(
     async def work() -> Any:
         await project.open()
         # no warning for a model no rule knows: the provider catalog refuses it, with the close matches
-        model = await resolve_model(project, ref)
+        model = await resolve_model(project, ref, variant)
         session = project.session(agent, model=ref, **options)
         if title and session.transcript.info.title != title:
             session.transcript.info.title = title

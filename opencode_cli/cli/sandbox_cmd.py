@@ -56,14 +56,21 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
             command, cwd=str(project.directory), directory=project.directory, worktree=project.worktree,
             env=project.env,
         )  # fmt: skip
+        from ..permission import evaluate
+
         patterns = scan.patterns or [command]
-        decision = _sandbox.decide(patterns, project.generation.agent(agent_name).permission)
+        rules = project.generation.agent(agent_name).permission
+        decision = _sandbox.decide(patterns, rules)
         sandboxed = settings.on and decision != "allow" and status in ("enforced", "degraded")
+        # bash asks external_directory first, for every directory outside the project the command names
+        outside = [evaluate("external_directory", glob, rules).action for glob in scan.dir_patterns]
         data["command"] = {
             "command": command,
             "patterns": patterns,
             "sandbox": decision,
             "sandboxed": sandboxed,
+            "outside": list(scan.dirs),
+            "external_directory": _strictest(outside),
         }
     return data
 
@@ -79,6 +86,14 @@ def _private(plan: Any) -> dict[str, list[str]]:
         "walled": [path for path in present if places[path] is None],
         "read_only": [path for path in present if places[path] == "r"],
     }
+
+
+def _strictest(actions: list[str]) -> str | None:
+    """The action that decides several patterns: any ``deny``, else any ``ask``, else ``allow``."""
+    for action in ("deny", "ask", "allow"):
+        if action in actions:
+            return action
+    return None
 
 
 def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
@@ -131,6 +146,11 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
             fate = "runs unsandboxed (the sandbox permission allows it)"
         if found["sandbox"] == "ask" and found["sandboxed"]:
             fate += "; an approved `sandbox` ask would let it out"
+        outside = ", ".join(found["outside"])
+        if found["external_directory"] == "deny":
+            fate = f"is refused: it names {outside}, outside the project, and external_directory denies it"
+        elif found["external_directory"] == "ask":
+            fate = f"asks external_directory first ({outside} is outside the project), then {fate}"
         print(f"command: {fate}")
 
 

@@ -40,10 +40,10 @@ def stats(*, tools: bool, models: bool, days: int | None, project: str | None, a
     where = f"project {directory}" if directory else "all projects"
     write_out(f"{where}, {f'the last {days} days' if days else 'all time'}")
     if models:
-        write_out("")
+        write_out("\n")
         write_out(_table(_model_rows(figures["models"])) if figures["models"] else "no model steps recorded")
     if tools:
-        write_out("")
+        write_out("\n")
         write_out(_table(_tool_rows(figures["tools"])) if figures["tools"] else "no tool calls recorded")
 
 

@@ -40,7 +40,9 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
     with friendly_errors():
         project = make_project()
         model = model_of(project, model_text)
-        offer = with_mcp(project, lambda: project.generation.offer(model, agent))
+        # as a session of this command would offer it: `question` only when someone can answer
+        switches = None if terminal_attached() else {"question": False}
+        offer = with_mcp(project, lambda: project.generation.offer(model, agent, switches=switches))
         offered = offer.tools
         hidden = offer.hidden if show_all else []
     if as_json:
@@ -70,12 +72,13 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
             }
         )
         return
+    root = str(project.root)  # tool files are named from the project's root
     rows = [
-        (d.id, d.entry.source.describe(), described(d.entry, first_line(d.description), show_all))
+        (d.id, d.entry.source.describe(root), described(d.entry, first_line(d.description), show_all))
         for d in offered
     ]
     rows += [
-        (h.entry.id, h.entry.source.describe(), described(h.entry, f"(hidden: {h.reason})", True))
+        (h.entry.id, h.entry.source.describe(root), described(h.entry, f"(hidden: {h.reason})", True))
         for h in hidden
     ]
     print_rows(rows)

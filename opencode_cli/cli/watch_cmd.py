@@ -53,7 +53,8 @@ async def _follow(watcher: Any, project: Any, as_json: bool) -> None:
 def _print_start(watcher: Any, as_json: bool) -> None:
     first = watcher.current
     roots = list(watcher.plan.roots) if watcher.plan else []
-    err(f"note: {watcher.notice}")
+    if watcher.notice:
+        err(f"note: {watcher.notice}")
     if as_json:
         model = watcher.model
         _line(

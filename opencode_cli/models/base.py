@@ -149,6 +149,9 @@ class ModelInfo:
     limits: Limits = field(default_factory=Limits)
     options: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Named sets of request options (``[provider.X.models.Y.variants.NAME]``, OpenCode's ``variants``):
+    ``run --variant NAME`` lays one over :attr:`options`."""
     cost: dict[str, float] = field(default_factory=dict)
     """Dollars per million tokens: ``input``, ``output``, ``cache_read``, ``cache_write`` (OpenCode's
     ``cost`` table); empty when not known."""

@@ -76,9 +76,12 @@ class ChatModel:
         return self.provider.chat(self.id, list(messages), list(tools), options=options)
 
 
-async def resolve_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:
+async def resolve_model(
+    project: Project, model: ModelRef | str | None = None, variant: str | None = None
+) -> ChatModel:
     """The chat model ``model`` names (``provider/id``, or a bare id some provider lists), else the one
-    of the config's ``model`` key, not connected yet (see :meth:`ChatModel.connect`).
+    of the config's ``model`` key, not connected yet (see :meth:`ChatModel.connect`); with ``variant``,
+    its options laid over the model's (:func:`~opencode_cli.models.known.with_variant`).
 
     Raises :class:`~opencode_cli.models.errors.ModelChoiceError` (one line) when no model is named, the
     provider or the model is unknown, or the provider is unsupported.
@@ -87,10 +90,10 @@ async def resolve_model(project: Project, model: ModelRef | str | None = None) -
     if ref is None:
         raise errors.no_model()
     catalog = await load_catalog(project)
-    from .known import with_known_limits
+    from .known import with_known_limits, with_variant
 
     provider, info = catalog.resolve(ref)
-    return ChatModel(provider, with_known_limits(info))
+    return ChatModel(provider, with_variant(provider.name, with_known_limits(info), variant))
 
 
 async def open_model(project: Project, model: ModelRef | str | None = None) -> ChatModel:

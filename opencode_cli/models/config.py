@@ -47,13 +47,13 @@ OPENCODE_PROVIDER_KEYS = frozenset({"id", "api", "whitelist", "blacklist"})
 #: Keys of ``[provider.NAME.options]`` we read.
 OPTION_KEYS = frozenset({"baseURL", "apiKey", "headers", "timeout", "includeUsage"})
 #: Keys of a model table we read, and OpenCode's (models.dev metadata) we accept without using them.
-MODEL_KEYS = frozenset({"id", "name", "limit", "options", "headers", "cost"})
+MODEL_KEYS = frozenset({"id", "name", "limit", "options", "headers", "cost", "variants"})
 #: A model's ``cost`` table (OpenCode's): US dollars per million tokens of each kind.
 COST_KEYS = frozenset({"input", "output", "cache_read", "cache_write"})
 OPENCODE_MODEL_KEYS = frozenset(
     {
         "family", "release_date", "attachment", "reasoning", "temperature", "tool_call", "interleaved",
-        "cost", "modalities", "experimental", "status", "provider", "variants",
+        "cost", "modalities", "experimental", "status", "provider",
     }
 )  # fmt: skip
 LIMIT_KEYS = frozenset({"context", "input", "output"})
@@ -186,6 +186,10 @@ def _model(model_id: str, value: Any, where: str, warnings: list[str]) -> ModelI
         options=dict(_table(value.get("options", {}), f"{where}.options")),
         headers=_strings(value.get("headers"), f"{where}.headers"),
         cost=_cost(value.get("cost", {}), f"{where}.cost", warnings),
+        variants={
+            str(name): dict(_table(options, f"{where}.variants.{name}"))
+            for name, options in _table(value.get("variants", {}), f"{where}.variants").items()
+        },
     )
 
 

@@ -128,10 +128,13 @@ class Watcher:
 
     @property
     def notice(self) -> str:
-        """What hot reload does not cover (shown once when watching starts)."""
+        """What hot reload does not cover (shown once when watching starts): the entry-point plugins
+        loaded; empty when there is none, so nothing is said."""
         loaded = self.current.entry_point_plugins()
-        listed = f": {', '.join(loaded)}" if loaded else " (none is loaded)"
-        return f"entry-point plugins are not reloaded{listed}; restart after changing an installed package"
+        if not loaded:
+            return ""
+        listed = ", ".join(loaded)
+        return f"entry-point plugins are not reloaded: {listed}; restart after changing an installed package"
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[GenerationView]:

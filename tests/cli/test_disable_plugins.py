@@ -15,7 +15,6 @@ from opencode_cli import __version__
 from opencode_cli.cli.app import app, app_for
 
 ALL = [
-    "question",
     "bash",
     "read",
     "glob",
@@ -29,6 +28,7 @@ ALL = [
     "skill",
     "apply_patch",
     "invalid",
+    "question",  # hidden: without a terminal nobody can answer it
     "execute",
     "lsp",
     "plan_exit",

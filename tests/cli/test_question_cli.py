@@ -251,8 +251,8 @@ def hidden(run_process: Callable[..., Any], *args: str, extra_env: dict[str, str
 
 
 def test_list_all_shows_the_gates(run_process: Callable[..., Any]) -> None:
-    default = hidden(run_process)
-    assert "question" in default["offered"]
+    default = hidden(run_process)  # no terminal: nobody could answer, so it is not offered
+    assert default["hidden"]["question"] == "switched off for this request"
     assert default["hidden"]["plan_exit"] == "experimental plan mode is off (OPENCODE_EXPERIMENTAL_PLAN_MODE)"
 
     other = hidden(run_process, extra_env={"OPENCODE_CLIENT": "acp"})

@@ -406,15 +406,15 @@ def test_schema_as_a_process(run_process) -> None:
 # -- question: offered only where someone can answer -------------------------------------------------------
 
 
-def test_without_a_terminal_question_is_not_in_the_schema_but_still_listed(run_process) -> None:
+def test_without_a_terminal_question_is_neither_in_the_schema_nor_listed(run_process) -> None:
     result = run_process("tools", "schema", "--model", "anthropic/claude-sonnet-4-5")
     assert result.returncode == 0, result.stderr
     names = [entry["name"] for entry in json.loads(result.stdout)]
     assert "question" not in names and "read" in names
 
-    listed = run_process("tools", "list", "--json")  # the registry's view: the client rule only
+    listed = run_process("tools", "list", "--json")  # what a session of this command offers, the same
     assert listed.returncode == 0, listed.stderr
-    assert "question" in [entry["id"] for entry in json.loads(listed.stdout)["tools"]]
+    assert "question" not in [entry["id"] for entry in json.loads(listed.stdout)["tools"]]
 
 
 def test_without_a_terminal_a_call_to_question_is_an_unavailable_tool(run_process) -> None:

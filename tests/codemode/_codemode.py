@@ -18,9 +18,10 @@ CODE_MODE = {"OPENCODE_EXPERIMENTAL_CODE_MODE": "1"}
 
 
 def write_config(project_dir: Path, demo: dict[str, Any] | None = None, **extra: Any) -> None:
-    """The demo server over stdio as ``[mcp.demo]`` (with the keys of ``demo``), plus ``extra`` top-level
-    tables."""
-    server = {"type": "local", "command": [sys.executable, str(DEMO_SERVER), "stdio"], **(demo or {})}
+    """The demo server over stdio as ``[mcp.demo]`` (with the keys of ``demo``; with ``type = "remote"``,
+    those keys alone), plus ``extra`` top-level tables."""
+    local = {"type": "local", "command": [sys.executable, str(DEMO_SERVER), "stdio"]}
+    server = dict(demo or {}) if (demo or {}).get("type") == "remote" else {**local, **(demo or {})}
     config = {"mcp": {"demo": server}}
     (project_dir / "opencode.toml").write_text(tomli_w.dumps({**config, **extra}))
 

@@ -347,8 +347,12 @@ def test_a_deeply_nested_result_is_a_clear_error(make_project: Any, demo: Path) 
     assert part.error == "The script's result is nested too deeply to be shown as JSON.\n\nLogs:\nbuilt"
 
 
-def test_the_server_timeout_bounds_an_inner_call(make_project: Any, project_dir: Path) -> None:
-    write_config(project_dir, demo={"timeout": 3000})  # ms, to start and for each request
+def test_the_server_timeout_bounds_an_inner_call(
+    make_project: Any, project_dir: Path, demo_http: str
+) -> None:
+    # the server listens already: the timeout (to connect, and for each request) meets only the request,
+    # however long a loaded machine takes to start a Python server
+    write_config(project_dir, demo={"type": "remote", "url": demo_http, "timeout": 3000})
     project = make_project(extra_env=CODE_MODE)
     code = """
 try:

@@ -15,8 +15,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _processes import alive, wait_gone  # noqa: F401 - re-exported for the tests here
@@ -154,3 +157,29 @@ def ensure_everything() -> Path:
         if not entry.is_file() or _installed_version(package_dir) != EVERYTHING_VERSION:
             pytest.fail(f"{' '.join(argv)} succeeded but left no {spec} entry at {entry}")
         return entry
+
+
+class ServerURL(str):
+    """A running HTTP server's MCP endpoint URL, a plain ``str``, that also carries the server's
+    ``process`` (a ``subprocess.Popen``) and ``log`` (the file with its stdout and stderr)."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @classmethod
+    def of(cls, url: str, process: subprocess.Popen[bytes], log: Path) -> ServerURL:
+        made = cls(url)
+        made.process, made.log = process, log
+        return made
+
+
+def demo_over_http(factory: Any, mode: str, path: str) -> Iterator[ServerURL]:
+    """Run the demo server in ``mode`` (``http`` or ``sse``) on a free port; yield its URL; stop it."""
+    log = factory.mktemp(f"demo-{mode}") / "server.log"
+    process = start([sys.executable, str(DEMO_SERVER), mode, "0"], log)
+    try:
+        port = wait_ready_line(process, log)
+        wait_listening(process, port, log)
+        yield ServerURL.of(f"http://127.0.0.1:{port}{path}", process, log)
+    finally:
+        stop(process)

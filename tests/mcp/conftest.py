@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,27 +20,14 @@ from _mcp_servers import (
     EXIT_SERVER,
     GARBAGE_SERVER,
     LOOPBACK_PRELOAD,
+    ServerURL,
+    demo_over_http,
     ensure_everything,
     free_port,
     start,
     stop,
     wait_listening,
-    wait_ready_line,
 )
-
-
-class ServerURL(str):
-    """A running HTTP server's MCP endpoint URL, a plain ``str``, that also carries the server's
-    ``process`` (a ``subprocess.Popen``) and ``log`` (the file with its stdout and stderr)."""
-
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    @classmethod
-    def of(cls, url: str, process: subprocess.Popen[bytes], log: Path) -> ServerURL:
-        made = cls(url)
-        made.process, made.log = process, log
-        return made
 
 
 @pytest.fixture(scope="session")
@@ -62,31 +48,19 @@ def exit_server_command() -> list[str]:
     return [sys.executable, str(EXIT_SERVER)]
 
 
-def _demo_over_http(factory: pytest.TempPathFactory, mode: str, path: str) -> Iterator[ServerURL]:
-    """Run the demo server in ``mode`` (``http`` or ``sse``) on a free port; yield its URL; stop it."""
-    log = factory.mktemp(f"demo-{mode}") / "server.log"
-    process = start([sys.executable, str(DEMO_SERVER), mode, "0"], log)
-    try:
-        port = wait_ready_line(process, log)
-        wait_listening(process, port, log)
-        yield ServerURL.of(f"http://127.0.0.1:{port}{path}", process, log)
-    finally:
-        stop(process)
-
-
 @pytest.fixture
 def demo_http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerURL]:
     """The demo server over streamable HTTP on a free port of 127.0.0.1, a new one for each test.
 
     Yields ``http://127.0.0.1:PORT/mcp`` (a :class:`ServerURL`); stops the server at teardown.
     """
-    yield from _demo_over_http(tmp_path_factory, "http", "/mcp")
+    yield from demo_over_http(tmp_path_factory, "http", "/mcp")
 
 
 @pytest.fixture
 def demo_sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerURL]:
     """The demo server over the older SSE transport on 127.0.0.1: yields ``http://127.0.0.1:PORT/sse``."""
-    yield from _demo_over_http(tmp_path_factory, "sse", "/sse")
+    yield from demo_over_http(tmp_path_factory, "sse", "/sse")
 
 
 @pytest.fixture(scope="session")

@@ -144,9 +144,14 @@ def _binds_as_nobody(base: Path) -> None:
     target = place / "opencode.toml"
     target.write_text("original\n")
     target.chmod(0o666)
+    # the module is run from a copy nobody can read (a checkout in a 0700 folder is root's alone)
+    library = base / "lib"
+    library.mkdir(mode=0o755)
+    shutil.copy(mounts.__file__, library / "mounts.py")
+    (library / "mounts.py").chmod(0o644)
     code = (
         "import os, sys\n"
-        f"sys.path.insert(0, {str(Path(mounts.__file__).parent)!r})\n"
+        f"sys.path.insert(0, {str(library)!r})\n"
         "import mounts\n"
         "pid = os.fork()\n"
         "if pid == 0:\n"
