@@ -21,17 +21,23 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class ToolSource:
-    """Where a tool came from: a built-in, a tool file, an installed plugin, or an MCP server."""
+    """Where a tool came from: a built-in, a tool file, an installed plugin, an MCP server, or another
+    ecosystem's tools bridged by a built-in plugin (``bridge``: ``name`` is the ecosystem, ``origin`` the
+    package or import path its tools come from)."""
 
-    kind: Literal["builtin", "file", "plugin", "mcp"]
+    kind: Literal["builtin", "file", "plugin", "mcp", "bridge"]
     name: str = "opencode"
     version: str | None = None
     path: str | None = None
+    origin: str | None = None
 
     def describe(self) -> str:
-        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``."""
+        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``,
+        ``llm: llm_tools_sqlite``."""
         if self.kind == "builtin":
             return "built-in"
+        if self.kind == "bridge":
+            return f"{self.name}: {self.origin}"
         if self.kind == "file":
             return f"file {self.path}"
         if self.kind == "mcp":

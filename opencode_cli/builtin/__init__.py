@@ -35,7 +35,13 @@ PLUGINS: tuple[EntryPoint, ...] = (
     _plugin("codemode"),  # execute
     _plugin("lsp"),  # lsp
     _plugin("providers"),  # the model providers: OpenAI-compatible, Anthropic, Google
+    _plugin("llm"),  # the tools of simonw/llm's installed tool plugins (opencode_cli.bridges)
+    _plugin("langchain"),  # LangChain tools and toolkits named in [langchain]
+    _plugin("pydantic_ai"),  # pydantic-ai toolsets named in [pydantic_ai]
 )
+
+#: The built-in plugins that bridge another ecosystem's tools (they run in this process, outside the sandbox).
+BRIDGES = frozenset({"llm", "langchain", "pydantic_ai"})
 
 #: Plugins that cannot be switched off: every call runs through ``core``'s ``tool_execute``.
 ESSENTIAL = frozenset({"core"})

@@ -1,0 +1,51 @@
+"""The ``llm`` built-in plugin: the tools of simonw/llm's installed tool plugins, and the toolboxes
+configured in ``[llm] toolboxes`` (see :mod:`opencode_cli.bridges.llm`).
+
+It imports ``llm`` only when a plugin of llm's ``llm`` entry-point group is installed (found through the
+entry-point cache, without importing anything), and only when tools are built. Entry-point plugins are the
+user's own: they load whether or not the project is trusted, and not at all where ours do not
+(``OPENCODE_PURE``, ``OPENCODE_DISABLE_PLUGIN_AUTOLOAD``; ``OPENCODE_PLUGIN_PATH`` narrows the search).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from ..flags import Flags
+    from ..project import Project
+    from ..registry import RegisterTool
+
+#: The entry-point group of llm's plugins.
+GROUP = "llm"
+
+
+def installed(flags: Flags, project: Project | None) -> list[str]:
+    """The entry-point names of the installed llm plugins (none when entry-point plugins are off)."""
+    if flags.pure or flags.disable_plugin_autoload:
+        return []
+    from .. import paths
+    from ..entrypoints import discover, search_path
+
+    env = project.env if project is not None else os.environ
+    cache = None if env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(env)
+    return [entry.name for entry in discover(GROUP, cache, search_path(env))]
+
+
+@hookimpl
+def register_tools(register: RegisterTool, flags: Flags, project: Project | None) -> None:
+    """Register the tools of the installed llm plugins and of the configured toolboxes."""
+    plugins = installed(flags, project)
+    if not plugins:
+        if project is not None and project.config.get("llm.toolboxes"):
+            from ..bridges import BridgeError
+
+            raise BridgeError("[llm] toolboxes are configured, but no llm plugin is installed")
+        return
+    from ..bridges import llm, settings
+    from ..bridges import register as register_all
+
+    register_all(register, llm.tools(plugins, settings(project, "llm")))
