@@ -14,8 +14,14 @@ Any of them but :data:`ESSENTIAL` can be switched off by name: ``[plugins] disab
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from .. import __version__
 from ..entrypoints import EntryPoint
+
+if TYPE_CHECKING:
+    from ..plugins import PluginRecord
 
 #: The distribution the built-in plugins come with (``opencode plugins list`` shows its version).
 DISTRIBUTION = "opencode-tools"
@@ -72,6 +78,12 @@ TOOL_ORDER: dict[str, int] = {
         )
     )
 }
+
+
+def unconfined(records: Iterable[PluginRecord]) -> dict[str, list[str]]:
+    """The tools of the bridge plugins among ``records``, by plugin: Python code run in this process, which
+    the sandbox (Landlock, applied to the commands ``bash`` starts) does not confine."""
+    return {r.name: list(r.tools) for r in records if r.kind == "builtin" and r.name in BRIDGES and r.tools}
 
 
 def rank(tool_id: str) -> int:
