@@ -81,10 +81,9 @@ def _schema(tool: BaseTool) -> dict[str, Any]:
     schema = tool.tool_call_schema
     if isinstance(schema, Mapping):
         return dict(schema)
-    made = schema.model_json_schema()
-    made.pop("title", None)
-    made.pop("description", None)
-    return made
+    from ..schema import from_model
+
+    return from_model(schema)
 
 
 def _has_own_async(tool: BaseTool) -> bool:

@@ -26,7 +26,7 @@ import functools
 import inspect
 import mimetypes
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,11 +126,11 @@ def attachment_of(attachment: llm.Attachment) -> results.Attachment:
     )
 
 
-def tools(installed: Iterable[str], config: Mapping[str, Any]) -> tuple[list[LlmTool], list[str]]:
-    """The tools of the installed llm plugins (``installed``: their entry-point names) and of the toolboxes
-    ``config`` (the ``[llm]`` table) names, with the problems found (one line each)."""
-    plugins = set(installed)
-    versions = _versions()
+def tools(installed: Mapping[str, str | None], config: Mapping[str, Any]) -> tuple[list[LlmTool], list[str]]:
+    """The tools of the installed llm plugins (``installed``: their entry-point names, each with its
+    distribution's version) and of the toolboxes ``config`` (the ``[llm]`` table) names, with the problems
+    found (one line each)."""
+    plugins = versions = installed
     found: list[LlmTool] = []
     problems: list[str] = []
     toolboxes: dict[str, type[llm.Toolbox]] = {}
@@ -158,6 +158,15 @@ def tools(installed: Iterable[str], config: Mapping[str, Any]) -> tuple[list[Llm
         origin = source("llm", plugin, versions.get(plugin))
         found.extend(LlmTool(each, origin, box, thread) for each in box.tools())
     return found, problems
+
+
+def _made(toolboxes: Mapping[str, type[llm.Toolbox]], spec: str) -> llm.Toolbox:
+    """The toolbox ``spec`` names (llm's spelling, ``SQLite("data.db")``), made and prepared."""
+    box = instantiate_from_spec(toolboxes, spec)
+    if not box._prepared:
+        box.prepare()
+        box._prepared = True
+    return box
 
 
 def _made(toolboxes: Mapping[str, type[llm.Toolbox]], spec: str) -> llm.Toolbox:

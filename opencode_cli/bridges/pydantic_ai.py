@@ -2,8 +2,8 @@
 
 ``[pydantic_ai] toolsets = ["package.module:attribute"]`` names a
 :class:`~pydantic_ai.toolsets.FunctionToolset`, or any :class:`~pydantic_ai.toolsets.AbstractToolset`
-whose leaves are function toolsets (a prefixed, filtered, renamed or combined one); a toolset with other leaves (an MCP server, say) is refused with the
-reason. Each of its tools is a tool of ours:
+whose leaves are function toolsets (a prefixed, filtered, renamed or combined one); a toolset with other
+leaves (an MCP server, say) is refused with the reason. Each of its tools is a tool of ours:
 
 * its definition (name, description, JSON Schema) is what the toolset's ``get_tools`` gives, so a tool's
   ``prepare`` and a wrapper's renaming apply; the ``RunContext`` parameter is hidden, as it is there;

@@ -23,16 +23,17 @@ if TYPE_CHECKING:
 GROUP = "llm"
 
 
-def installed(flags: Flags, project: Project | None) -> list[str]:
-    """The entry-point names of the installed llm plugins (none when entry-point plugins are off)."""
+def installed(flags: Flags, project: Project | None) -> dict[str, str | None]:
+    """The installed llm plugins: each entry point's name, with its distribution's version (none when
+    entry-point plugins are off)."""
     if flags.pure or flags.disable_plugin_autoload:
-        return []
+        return {}
     from .. import paths
     from ..entrypoints import discover, search_path
 
     env = project.env if project is not None else os.environ
     cache = None if env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(env)
-    return [entry.name for entry in discover(GROUP, cache, search_path(env))]
+    return {entry.name: entry.version for entry in discover(GROUP, cache, search_path(env))}
 
 
 @hookimpl
