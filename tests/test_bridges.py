@@ -342,3 +342,45 @@ def test_sandbox_check_and_plugins_list_say_what_runs_outside_the_sandbox(bridge
     assert check["unconfined"] == {"llm": ["simple_eval"], "langchain": ["shout"]}
     text = opencode(bridged, "plugins", "list").stdout
     assert text.count("runs in this process: the sandbox does not confine these tools") == 2
+
+
+# -- the catalogue of llm plugins --------------------------------------------------------------------------
+
+PLUGIN = '''
+import llm
+
+
+def {name}(text: str) -> str:
+    """{doc}"""
+    return text
+
+
+@llm.hookimpl
+def register_tools(register):
+    register({name})
+'''
+
+
+def test_the_catalogue_is_made_again_when_a_plugin_changes(tmp_path: Path, monkeypatch: Any) -> None:
+    """A plugin of one's own (a module on the path, named by an entry point): catalogued once, read from
+    the cache while unchanged, made again when its file changes."""
+    from opencode_cli.bridges import llm_catalog
+    from opencode_cli.entrypoints import EntryPoint
+
+    module = tmp_path / "llm_catalogued.py"
+    module.write_text(PLUGIN.format(name="echo_once", doc="Echo."))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry = EntryPoint("catalogued", "llm_catalogued", "llm-catalogued", "1.0")
+    first, problems = llm_catalog.catalog([entry], tmp_path / "cache")
+    assert problems == [] and [t["name"] for t in first["catalogued"]["tools"]] == ["echo_once"]
+    assert (tmp_path / "cache" / llm_catalog.CACHE_FILE).is_file()
+    module.write_text(PLUGIN.format(name="echo_twice", doc="Echo again."))
+    os.utime(module, ns=(1, 1))  # another modification time, whatever the clock's resolution
+    from opencode_cli.bridges import llm as bridge
+
+    bridge._REGISTERED.clear()
+    sys.modules.pop("llm_catalogued", None)
+    again, _ = llm_catalog.catalog([entry], tmp_path / "cache")
+    assert [(t["name"], t["description"]) for t in again["catalogued"]["tools"]] == [
+        ("echo_twice", "Echo again.")
+    ]

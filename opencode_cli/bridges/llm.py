@@ -1,22 +1,24 @@
-"""simonw/llm's tool plugins as tools of ours (imported only when an ``llm`` plugin is installed).
+"""simonw/llm's tool plugins as tools of ours (imported only when an llm tool is built or a toolbox made).
 
-llm's plugins are pluggy plugins of the ``llm`` entry-point group with a ``register_tools(register)`` hook;
-``llm.get_tools()`` gives every registered :class:`llm.Tool` (a function with a name, a description and a
-JSON Schema) and :class:`llm.Toolbox` class (a class whose methods are tools, built with constructor
-arguments). Here:
+llm's plugins are pluggy plugins of the ``llm`` entry-point group with a ``register_tools(register)`` hook,
+which registers :class:`llm.Tool` values (a function with a name, a description and a JSON Schema) and
+:class:`llm.Toolbox` classes (a class whose methods are tools, made with constructor arguments). Each
+installed plugin is loaded here on a plugin manager of its own (:func:`registered`): llm's model plugins
+and its default ones (``llm_time``, ``llm_version``, which come with llm rather than a plugin) are not
+loaded. What the plugins offer is kept in a catalogue (:mod:`.llm_catalog`), so that listing their tools
+imports neither llm nor them. Then:
 
 * each plain tool of an installed plugin is a tool under its llm name;
 * a toolbox is offered once configured in llm's own spelling (what ``llm -T`` takes),
-  ``[llm] toolboxes = ['SQLite("data.db")']``, built with :func:`llm.utils.instantiate_from_spec`; each of
+  ``[llm] toolboxes = ['SQLite("data.db")']``, made with :func:`llm.utils.instantiate_from_spec`; each of
   its methods (and each tool its ``prepare()`` adds with ``add_tool()``) is a tool named as llm names it,
   ``SQLite_query``. ``prepare()`` runs when the tools are built, ``prepare_async()`` before the toolbox's
-  first call (on the caller's loop; tools it adds are not listed: the list was made before);
+  first call (on the caller's loop; tools it adds are not listed: the list was made before). A toolbox is
+  made, prepared and called in a thread of its own, as llm uses one from the thread that made it;
 * a sync implementation runs in one of the project's worker threads, an async one on the caller's loop; an
   implementation with an ``llm_tool_call`` parameter gets the :class:`llm.ToolCall` (its id is the call's);
 * a result that is not text is JSON, as llm sends it; a :class:`llm.ToolOutput`'s attachments are the
   result's attachments; an exception is the call's error.
-
-llm's own default tools (``llm_time``, ``llm_version``) come with llm, not with a plugin, and are left out.
 """
 
 from __future__ import annotations
@@ -26,23 +28,24 @@ import functools
 import inspect
 import mimetypes
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import llm
+import llm.hookspecs
+import pluggy
 from llm.utils import instantiate_from_spec
 
 from .. import results
-from . import BridgedTool, data_attachment, json_text, names, source
+from ..errors import ToolError
+from . import BridgedTool, data_attachment, json_text, source
 from .thread import OwnThread
 
 if TYPE_CHECKING:
     from ..context import ToolContext
+    from ..entrypoints import EntryPoint
     from ..toolspec import ToolSource
-
-#: The prefix of the names of llm's own plugins (its default tools), which no installed package adds.
-DEFAULT_PLUGINS = "llm.default_plugins"
 
 
 class LlmTool(BridgedTool):
@@ -126,32 +129,99 @@ def attachment_of(attachment: llm.Attachment) -> results.Attachment:
     )
 
 
-def tools(installed: Mapping[str, str | None], config: Mapping[str, Any]) -> tuple[list[LlmTool], list[str]]:
-    """The tools of the installed llm plugins (``installed``: their entry-point names, each with its
-    distribution's version) and of the toolboxes ``config`` (the ``[llm]`` table) names, with the problems
-    found (one line each)."""
-    plugins = versions = installed
+def registered(entry: EntryPoint) -> dict[str, llm.Tool | type[llm.Toolbox]]:
+    """What one llm plugin registers through its ``register_tools`` hook, by the name llm gives each (a
+    tool's name, a toolbox's class name), as ``llm.get_tools()`` would list it: loaded on a plugin manager
+    of its own, so that llm's other plugins (its model plugins, its default ones) are not loaded. Made once
+    per process for each plugin."""
+    found = _REGISTERED.get(entry)
+    if found is not None:
+        return found
+    found = {}
+    plugin = entry.name
+
+    def register(tool: Any, name: str | None = None) -> None:
+        if isinstance(tool, type):
+            if not issubclass(tool, llm.Toolbox):
+                raise TypeError(f"Toolbox classes must inherit from llm.Toolbox, {tool.__name__} does not.")
+            tool.plugin = plugin  # type: ignore[attr-defined]
+            tool.name = name or tool.__name__
+            found[tool.name] = tool
+            return
+        made = tool if isinstance(tool, llm.Tool) else llm.Tool.function(tool, name=name)
+        if name:
+            made.name = name
+        made.plugin = plugin
+        found[made.name] = made
+
+    manager = pluggy.PluginManager("llm")
+    manager.add_hookspecs(llm.hookspecs)
+    manager.register(entry.load(), name=plugin)
+    manager.hook.register_tools(register=register)
+    _REGISTERED[entry] = found
+    return found
+
+
+#: What each llm plugin registered, by entry point (:func:`registered`).
+_REGISTERED: dict[EntryPoint, dict[str, Any]] = {}
+
+
+def survey(entries: Iterable[EntryPoint]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """What each plugin offers, as the catalogue keeps it (:mod:`.llm_catalog`): its plain tools (name,
+    description, schema) and the class names of its toolboxes; with the problems found."""
+    listed: dict[str, dict[str, Any]] = {}
+    problems: list[str] = []
+    for entry in entries:
+        try:
+            offered = registered(entry)
+        except Exception as error:  # a plugin that fails to import, or to register
+            problems.append(f"llm plugin {entry.name}: {type(error).__name__}: {error}")
+            continue
+        tools, toolboxes = [], []
+        for name, value in offered.items():
+            if isinstance(value, type):
+                toolboxes.append(name)
+            elif value.implementation is None:
+                problems.append(f"llm tool {name} ({entry.name}) has no implementation")
+            else:
+                made = LlmTool(value, source("llm", entry.name, entry.version))
+                tools.append({"name": made.id, "description": made.description, "schema": made.json_schema})
+        listed[entry.name] = {"tools": tools, "toolboxes": toolboxes}
+    return listed, problems
+
+
+def plain_tool(entry: EntryPoint, name: str) -> LlmTool:
+    """The plugin's plain tool ``name``, built (what a catalogued tool is when first needed)."""
+    tool = registered(entry).get(name)
+    if not isinstance(tool, llm.Tool):
+        raise ToolError(f"The llm plugin {entry.name} no longer registers a tool named {name}.")
+    return LlmTool(tool, source("llm", entry.name, entry.version))
+
+
+def toolbox_tools(
+    entries: Iterable[EntryPoint], specs: Iterable[str], known: Iterable[str]
+) -> tuple[list[LlmTool], list[str]]:
+    """The tools of the toolboxes ``specs`` name (llm's spelling, ``SQLite("data.db")``), of the plugins
+    ``entries``; each toolbox made, prepared and called in a thread of its own. ``known``: the toolboxes
+    of every installed plugin (named when a spec names none of them)."""
+    entries = list(entries)
+    toolboxes = {
+        name: value
+        for entry in entries
+        for name, value in registered(entry).items()
+        if isinstance(value, type)
+    }
+    versions = {entry.name: entry.version for entry in entries}
     found: list[LlmTool] = []
     problems: list[str] = []
-    toolboxes: dict[str, type[llm.Toolbox]] = {}
-    for name, registered in llm.get_tools().items():
-        plugin = getattr(registered, "plugin", None) or ""
-        if plugin.startswith(DEFAULT_PLUGINS) or plugin not in plugins:
-            continue
-        if isinstance(registered, type):
-            toolboxes[name] = registered
-        elif registered.implementation is None:
-            problems.append(f"llm tool {name} ({plugin}) has no implementation")
-        else:
-            found.append(LlmTool(registered, source("llm", plugin, versions.get(plugin))))
-    for spec in names(config.get("toolboxes"), "[llm] toolboxes"):
+    for spec in specs:
         thread = OwnThread(f"llm toolbox {spec}")
         try:
             box = thread.call(functools.partial(_made, toolboxes, spec))
         except Exception as error:  # a typo, a constructor that raises, a prepare() that fails
             thread.stop()
-            known = ", ".join(sorted(toolboxes)) or "none"
-            problems.append(f"[llm] toolboxes: {spec}: {type(error).__name__}: {error} (toolboxes: {known})")
+            names = ", ".join(sorted(known)) or "none"
+            problems.append(f"[llm] toolboxes: {spec}: {type(error).__name__}: {error} (toolboxes: {names})")
             continue
         weakref.finalize(box, thread.stop)
         plugin = getattr(box, "plugin", None) or type(box).__module__
@@ -161,30 +231,9 @@ def tools(installed: Mapping[str, str | None], config: Mapping[str, Any]) -> tup
 
 
 def _made(toolboxes: Mapping[str, type[llm.Toolbox]], spec: str) -> llm.Toolbox:
-    """The toolbox ``spec`` names (llm's spelling, ``SQLite("data.db")``), made and prepared."""
+    """The toolbox ``spec`` names, made and prepared."""
     box = instantiate_from_spec(toolboxes, spec)
     if not box._prepared:
         box.prepare()
         box._prepared = True
     return box
-
-
-def _made(toolboxes: Mapping[str, type[llm.Toolbox]], spec: str) -> llm.Toolbox:
-    """The toolbox ``spec`` names (llm's spelling, ``SQLite("data.db")``), made and prepared."""
-    box = instantiate_from_spec(toolboxes, spec)
-    if not box._prepared:
-        box.prepare()
-        box._prepared = True
-    return box
-
-
-def _versions() -> dict[str, str]:
-    """The version of each llm plugin, by its pluggy name (what ``llm plugins`` shows)."""
-    from llm.plugins import pm
-
-    versions = {}
-    for plugin, dist in pm.list_plugin_distinfo():
-        name = pm.get_name(plugin)
-        if name is not None:
-            versions[name] = dist.version
-    return versions

@@ -1,10 +1,12 @@
 """The ``llm`` built-in plugin: the tools of simonw/llm's installed tool plugins, and the toolboxes
 configured in ``[llm] toolboxes`` (see :mod:`opencode_cli.bridges.llm`).
 
-It imports ``llm`` only when a plugin of llm's ``llm`` entry-point group is installed (found through the
-entry-point cache, without importing anything), and only when tools are built. Entry-point plugins are the
-user's own: they load whether or not the project is trusted, and not at all where ours do not
-(``OPENCODE_PURE``, ``OPENCODE_DISABLE_PLUGIN_AUTOLOAD``; ``OPENCODE_PLUGIN_PATH`` narrows the search).
+It does nothing unless a plugin of llm's ``llm`` entry-point group is installed (found through the
+entry-point cache, without importing anything); then the plugins' tools come from a catalogue
+(:mod:`opencode_cli.bridges.llm_catalog`), and llm is imported by a tool's first call or a configured
+toolbox. Entry-point plugins are the user's own: they load whether or not the project is trusted, and not
+at all where ours do not (``OPENCODE_PURE``, ``OPENCODE_DISABLE_PLUGIN_AUTOLOAD``; ``OPENCODE_PLUGIN_PATH``
+narrows the search).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import TYPE_CHECKING
 from ..hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..entrypoints import EntryPoint
     from ..flags import Flags
     from ..project import Project
     from ..registry import RegisterTool
@@ -23,17 +28,20 @@ if TYPE_CHECKING:
 GROUP = "llm"
 
 
-def installed(flags: Flags, project: Project | None) -> dict[str, str | None]:
-    """The installed llm plugins: each entry point's name, with its distribution's version (none when
-    entry-point plugins are off)."""
-    if flags.pure or flags.disable_plugin_autoload:
-        return {}
+def _cache(project: Project | None) -> Path | None:
     from .. import paths
-    from ..entrypoints import discover, search_path
 
     env = project.env if project is not None else os.environ
-    cache = None if env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(env)
-    return {entry.name: entry.version for entry in discover(GROUP, cache, search_path(env))}
+    return None if env.get("OPENCODE_DISABLE_ENTRY_POINT_CACHE") else paths.cache_dir(env)
+
+
+def installed(flags: Flags, project: Project | None) -> list[EntryPoint]:
+    """The installed llm plugins' entry points (none when entry-point plugins are off)."""
+    if flags.pure or flags.disable_plugin_autoload:
+        return []
+    from ..entrypoints import discover, search_path
+
+    return discover(GROUP, _cache(project), search_path(project.env if project is not None else os.environ))
 
 
 @hookimpl
@@ -46,7 +54,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
 
             raise BridgeError("[llm] toolboxes are configured, but no llm plugin is installed")
         return
-    from ..bridges import llm, settings
+    from ..bridges import llm_catalog, settings
     from ..bridges import register as register_all
 
-    register_all(register, llm.tools(plugins, settings(project, "llm")))
+    register_all(register, llm_catalog.tools(plugins, settings(project, "llm"), _cache(project)))
