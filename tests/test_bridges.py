@@ -384,3 +384,39 @@ def test_the_catalogue_is_made_again_when_a_plugin_changes(tmp_path: Path, monke
     assert [(t["name"], t["description"]) for t in again["catalogued"]["tools"]] == [
         ("echo_twice", "Echo again.")
     ]
+
+
+def test_a_bridged_call_goes_through_the_hooks_and_the_doom_loop(make_project: Any) -> None:
+    """An llm plugin's tool, dispatched in a session: the execution hooks see it, and a third identical call
+    in a row asks ``doom_loop`` with the tool's id, as for any tool."""
+    import asyncio
+
+    from opencode_cli import hookimpl
+    from opencode_cli.session import Decision, ToolCall
+
+    seen: list[tuple[str, str]] = []
+    asked: list[tuple[str, list[str]]] = []
+
+    class Spy:
+        @hookimpl
+        def tool_execute_before(self, tool: str, args: dict) -> None:
+            seen.append(("before", tool))
+
+        @hookimpl
+        def tool_execute_after(self, tool: str, result: Any) -> None:
+            seen.append(("after", tool))
+
+    async def prompt(request: Any) -> Decision:
+        asked.append((request.permission, request.patterns))
+        return Decision("once")
+
+    project = make_project(extra_env={"OPENCODE_PLUGIN_PATH": SITE}, plugins=[("spy", Spy())])
+    session = project.session(prompt=prompt)
+
+    async def calls() -> list[Any]:
+        return [await session.dispatch(ToolCall("simple_eval", '{"expression": "6*7"}')) for _ in range(3)]
+
+    parts = asyncio.run(asyncio.wait_for(calls(), 60))
+    assert [(p.status, p.text) for p in parts] == [("completed", "42")] * 3
+    assert seen[:2] == [("before", "simple_eval"), ("after", "simple_eval")] and len(seen) == 6
+    assert asked == [("doom_loop", ["simple_eval"])]
