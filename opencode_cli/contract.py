@@ -268,7 +268,7 @@ class Tool(_Declared):
         return result
 
 
-async def in_worker(ctx: ToolContext, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+async def in_worker(ctx: ToolContext, function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)`` in one of the project's worker threads (a warm thread per call); an
     abandoned call (``ctx.abort`` fired and the thread did not return) raises :class:`AbortedError`."""
     from .workers import Abandoned
