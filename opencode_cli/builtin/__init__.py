@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 DISTRIBUTION = "opencode-tools"
 
 
-def _plugin(name: str) -> EntryPoint:
-    return EntryPoint(name, f"opencode_cli.builtin.{name}", DISTRIBUTION, __version__)
+def _plugin(name: str, value: str | None = None) -> EntryPoint:
+    return EntryPoint(name, value or f"opencode_cli.builtin.{name}", DISTRIBUTION, __version__)
 
 
 #: The built-in plugins, in load order: ``name = module`` as an entry point of the ``opencode`` group.
@@ -42,8 +42,8 @@ PLUGINS: tuple[EntryPoint, ...] = (
     _plugin("lsp"),  # lsp
     _plugin("providers"),  # the model providers: OpenAI-compatible, Anthropic, Google
     _plugin("llm"),  # the tools of simonw/llm's installed tool plugins (opencode_cli.bridges)
-    _plugin("langchain"),  # LangChain tools and toolkits named in [langchain]
-    _plugin("pydantic_ai"),  # pydantic-ai toolsets named in [pydantic_ai]
+    _plugin("langchain", "opencode_cli.builtin.bridges:langchain"),  # tools and toolkits named in [langchain]
+    _plugin("pydantic_ai", "opencode_cli.builtin.bridges:pydantic_ai"),  # toolsets named in [pydantic_ai]
 )
 
 #: The built-in plugins that bridge another ecosystem's tools (they run in this process, outside the sandbox).
