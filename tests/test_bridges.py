@@ -420,3 +420,27 @@ def test_a_bridged_call_goes_through_the_hooks_and_the_doom_loop(make_project: A
     assert [(p.status, p.text) for p in parts] == [("completed", "42")] * 3
     assert seen[:2] == [("before", "simple_eval"), ("after", "simple_eval")] and len(seen) == 6
     assert asked == [("doom_loop", ["simple_eval"])]
+
+
+def test_a_changed_table_rebuilds_its_bridge_on_reload(
+    make_project: Any, env: dict[str, str], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A reload after ``[langchain]`` changed lists what the new table names (the bridge reads the config
+    of the generation being built, not the current one's); an unchanged bridge keeps its tools."""
+    (tmp_path / "bridged_demo.py").write_text(textwrap.dedent(DEMO))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = Path(env["XDG_CONFIG_HOME"]) / "opencode" / "opencode.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        '[langchain]\ntools = ["bridged_demo:shout"]\n[pydantic_ai]\ntoolsets = ["bridged_demo:toolset"]\n'
+    )
+    project = make_project()
+    before = project.registry
+    assert {"shout", "greet"} <= set(before.entries) and "count" not in before.entries
+    config.write_text(
+        '[langchain]\ntools = ["bridged_demo:count"]\n[pydantic_ai]\ntoolsets = ["bridged_demo:toolset"]\n'
+    )
+    project.builder.request(files=[config])
+    after = project.registry
+    assert "count" in after.entries and "shout" not in after.entries
+    assert after.get("greet").tool is before.get("greet").tool  # the pydantic_ai bridge was not rebuilt

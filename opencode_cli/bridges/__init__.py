@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..builtin import configured
 from ..contract import Tool
 from ..errors import ConfigError
 from ..results import Attachment
@@ -66,10 +67,11 @@ def source(ecosystem: str, origin: str, version: str | None = None) -> ToolSourc
 
 
 def settings(project: Project | None, table: str) -> Mapping[str, Any]:
-    """The ``[table]`` of the project's config (the generation's trusted view); empty when there is none."""
+    """The ``[table]`` of the config of the generation being built (its trusted view); empty when there is
+    none."""
     if project is None:
         return {}
-    value = project.config.get(table)
+    value = configured(project, table)
     if value is None:
         return {}
     if not isinstance(value, Mapping):

@@ -15,13 +15,14 @@ Any of them but :data:`ESSENTIAL` can be switched off by name: ``[plugins] disab
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..entrypoints import EntryPoint
 
 if TYPE_CHECKING:
     from ..plugins import PluginRecord
+    from ..project import Project
 
 #: The distribution the built-in plugins come with (``opencode plugins list`` shows its version).
 DISTRIBUTION = "opencode-tools"
@@ -78,6 +79,14 @@ TOOL_ORDER: dict[str, int] = {
         )
     )
 }
+
+
+def configured(project: Project, key: str) -> Any:
+    """A bridge's setting (``llm.toolboxes``, ``langchain``…), read from the config of the generation
+    whose tools are being built (the trusted view; while a reload prepares one, not the current one's)."""
+    from ..generation import building
+
+    return building(project).config.get(key)
 
 
 def unconfined(records: Iterable[PluginRecord]) -> dict[str, list[str]]:

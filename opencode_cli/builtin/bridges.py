@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ..hookspecs import hookimpl
+from . import configured
 
 if TYPE_CHECKING:
     from ..project import Project
@@ -25,7 +26,7 @@ class Configured:
     @hookimpl
     def register_tools(self, register: RegisterTool, project: Project | None) -> None:
         """Register the tools the table names."""
-        if project is None or not project.config.get(self.table):
+        if project is None or not configured(project, self.table):
             return
         from ..bridges import register as register_all
         from ..bridges import settings

@@ -15,6 +15,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ..hookspecs import hookimpl
+from . import configured
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,7 +50,7 @@ def register_tools(register: RegisterTool, flags: Flags, project: Project | None
     """Register the tools of the installed llm plugins and of the configured toolboxes."""
     plugins = installed(flags, project)
     if not plugins:
-        if project is not None and project.config.get("llm.toolboxes"):
+        if project is not None and configured(project, "llm.toolboxes"):
             from ..bridges import BridgeError
 
             raise BridgeError("[llm] toolboxes are configured, but no llm plugin is installed")
