@@ -22,7 +22,7 @@ its constructor's keyword arguments. Each tool of them is a tool of ours:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import ToolMessage
@@ -55,8 +55,8 @@ class LangchainTool(BridgedTool):
             if isinstance(value, str) and value:
                 target = self._location(value)
                 if target is not None:
-                    kind = "directory" if name.endswith("dir") or name == "directory" else "file"
-                    await assert_external_directory(ctx, target, kind=kind)
+                    folder = name.endswith("dir") or name == "directory"
+                    await assert_external_directory(ctx, target, kind="directory" if folder else "file")
         call = {"type": "tool_call", "name": self.id, "args": args, "id": ctx.call_id or f"call_{self.id}"}
         if self._native_async:
             message = await self.wrapped.ainvoke(call)
@@ -136,7 +136,7 @@ def tools(config: Mapping[str, Any]) -> tuple[list[LangchainTool], list[str]]:
     found: list[LangchainTool] = []
     problems: list[str] = []
     for path in names(config.get("tools"), "[langchain] tools"):
-        _collect(path, lambda path=path: import_object(path), found, problems, "[langchain] tools")
+        _collect(path, None, found, problems, "[langchain] tools")
     toolkits = config.get("toolkits") or []
     if not isinstance(toolkits, list):
         raise BridgeError(
@@ -150,23 +150,19 @@ def tools(config: Mapping[str, Any]) -> tuple[list[LangchainTool], list[str]]:
         if not isinstance(args, Mapping):
             problems.append(f"[langchain] toolkits: {entry['path']}: args must be a table")
             continue
-        path = entry["path"]
-        _collect(
-            path,
-            lambda path=path, args=args: import_object(path)(**args),
-            found,
-            problems,
-            "[langchain] toolkits",
-        )
+        _collect(entry["path"], args, found, problems, "[langchain] toolkits")
     return found, problems
 
 
 def _collect(
-    path: str, make: Callable[[], Any], found: list[LangchainTool], problems: list[str], key: str
+    path: str, args: Mapping[str, Any] | None, found: list[LangchainTool], problems: list[str], key: str
 ) -> None:
-    """The tools of what ``make`` makes (a tool, a toolkit, a list of tools) into ``found``."""
+    """The tools of what ``path`` names (a tool, a toolkit, a list of tools; with ``args``, a toolkit class
+    to make with them) into ``found``."""
     try:
-        made = make()
+        made = import_object(path)
+        if args is not None:
+            made = made(**args)
         if isinstance(made, BaseToolkit):
             made = made.get_tools()
         each = made if isinstance(made, list | tuple) else [made]

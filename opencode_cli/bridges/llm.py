@@ -28,7 +28,7 @@ import functools
 import inspect
 import mimetypes
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,8 +80,10 @@ class LlmTool(BridgedTool):
         return result_of(await self._invoke(function, args, ctx))
 
 
-def _takes_tool_call(implementation: Callable[..., Any]) -> bool:
+def _takes_tool_call(implementation: Callable[..., Any] | None) -> bool:
     """Whether llm passes the implementation its :class:`llm.ToolCall` (an ``llm_tool_call`` parameter)."""
+    if implementation is None:
+        return False
     try:
         return "llm_tool_call" in inspect.signature(implementation).parameters
     except (TypeError, ValueError):
@@ -230,7 +232,7 @@ def toolbox_tools(
     return found, problems
 
 
-def _made(toolboxes: Mapping[str, type[llm.Toolbox]], spec: str) -> llm.Toolbox:
+def _made(toolboxes: dict[str, type], spec: str) -> llm.Toolbox:
     """The toolbox ``spec`` names, made and prepared."""
     box = instantiate_from_spec(toolboxes, spec)
     if not box._prepared:

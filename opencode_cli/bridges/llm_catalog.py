@@ -87,14 +87,13 @@ def tools(
         entry = by_name[plugin]
         origin = source("llm", plugin, entry.version)
         for each in offered["tools"]:
-            schema = each["schema"]
             found.append(
                 LazyTool(
                     each["name"],
                     functools.partial(_built, entry, each["name"]),
                     each["description"],
                     source=origin,
-                    schema=lambda schema=schema: schema,
+                    schema=functools.partial(dict, each["schema"]),
                 )
             )
     specs = names(config.get("toolboxes"), "[llm] toolboxes")
