@@ -444,3 +444,52 @@ def test_a_changed_table_rebuilds_its_bridge_on_reload(
     after = project.registry
     assert "count" in after.entries and "shout" not in after.entries
     assert after.get("greet").tool is before.get("greet").tool  # the pydantic_ai bridge was not rebuilt
+
+
+TOOLBOX_PLUGIN = '''
+import threading
+
+import llm
+
+
+class Notes(llm.Toolbox):
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.made_in = threading.get_ident()
+
+    def prepare(self):
+        def extra_note() -> str:
+            """A tool added by prepare()."""
+            return "extra"
+
+        self.add_tool(extra_note)
+
+    def note(self, text: str) -> str:
+        """Write a note."""
+        same = threading.get_ident() == self.made_in
+        return f"{self.prefix}{text} (same thread: {same})"
+
+
+@llm.hookimpl
+def register_tools(register):
+    register(Notes)
+'''
+
+
+def test_a_toolbox_is_prepared_its_added_tools_listed_and_called_where_it_was_made(
+    tmp_path: Path, monkeypatch: Any, project: Any, tool_context: Any
+) -> None:
+    from opencode_cli.bridges.llm import toolbox_tools
+    from opencode_cli.entrypoints import EntryPoint
+
+    (tmp_path / "llm_notes.py").write_text(TOOLBOX_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entry = EntryPoint("notes", "llm_notes", "llm-notes", "0.1")
+    made, problems = toolbox_tools([entry], ['Notes("> ")', "Nope()"], ["Notes"])
+    assert sorted(tool.id for tool in made) == ["Notes_note", "extra_note"]
+    assert [tool.source.describe() for tool in made] == ["llm: notes"] * 2
+    assert problems == ["[llm] toolboxes: Nope(): ValueError: Unknown class 'Nope' (toolboxes: Notes)"]
+    note = next(tool for tool in made if tool.id == "Notes_note")
+    assert project.portal.call(note.run, {"text": "hi"}, tool_context("Notes_note")).output == (
+        "> hi (same thread: True)"
+    )
