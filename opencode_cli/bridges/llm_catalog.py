@@ -3,10 +3,11 @@
 ``import llm`` (with the plugins' own imports) costs about a second of a cold start; ``opencode tools
 list`` costs a fifth of that. So the plain tools of each plugin (name, description, JSON Schema) and the
 class names of its toolboxes are kept under ``$XDG_CACHE_HOME/opencode``, keyed by the interpreter and
-each plugin's entry point, version and module file (its modification time): installing, upgrading or
-editing a plugin makes the catalogue anew. A catalogued tool is registered as a tool built on first use
-(:func:`~opencode_cli.contract.define`'s kind): llm and the plugin are imported by its first call, or by
-a listing that needs what the catalogue does not hold (a configured toolbox).
+each plugin's entry point, version, module file and site directory (their modification times):
+installing, upgrading or editing a plugin (or llm beside it) makes the catalogue anew. A catalogued
+tool is registered as a tool built on first use (:func:`~opencode_cli.contract.define`'s kind): llm and
+the plugin are imported by its first call, or by a listing that needs what the catalogue does not hold (a
+configured toolbox).
 """
 
 from __future__ import annotations
@@ -30,15 +31,24 @@ CACHE_FILE = "llm-tools.json"
 
 
 def _module_stamp(entry: EntryPoint) -> list[Any]:
-    """The entry point and its module file's modification time (found without importing the module)."""
+    """The entry point, and the modification times of its module's file and of the directory its package
+    is installed in (found without importing the module): an edit of the plugin, or an install or upgrade
+    in its site directory (llm's own included), changes them."""
     top = entry.value.partition(":")[0].strip().split(".")[0]
+    stamps = []
     try:
         spec = importlib.util.find_spec(top)
         origin = spec.origin if spec is not None else None
-        stamp = os.stat(origin).st_mtime_ns if origin else -1
+        if origin:
+            installed = (
+                Path(origin).parent
+                if spec and spec.submodule_search_locations is None
+                else Path(origin).parent.parent
+            )
+            stamps = [os.stat(origin).st_mtime_ns, os.stat(installed).st_mtime_ns]
     except (ImportError, ValueError, OSError):
-        stamp = -1
-    return [entry.name, entry.value, entry.version, stamp]
+        stamps = []
+    return [entry.name, entry.value, entry.version, stamps]
 
 
 def catalog(
