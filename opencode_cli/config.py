@@ -68,6 +68,9 @@ OUR_KEYS: dict[str, set[str] | None] = {
     "mcp": None,  # a table per server, checked by opencode_cli.mcp.config
     "subagent_depth": None,  # how deep task's subagents may nest (default 1)
     "sandbox": {"mode", "network", "writable", "read", "readable", "required"},  # opencode_cli.sandbox
+    "llm": {"toolboxes"},  # opencode_cli.bridges: llm toolboxes in llm's spelling
+    "langchain": {"tools", "toolkits"},  # LangChain tools and toolkits by import path
+    "pydantic_ai": {"toolsets"},  # pydantic-ai toolsets by import path
 }
 
 #: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).

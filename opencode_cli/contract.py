@@ -44,7 +44,9 @@ from .introspection import (
 from .results import ToolResult, as_result, unicode_text
 from .toolspec import UNKNOWN, ToolSource, ToolSpec
 
-__all__ = ["AnyTool", "LazyTool", "Tool", "define", "from_function", "lint", "tool", "unless_aborted"]
+__all__ = [
+    "AnyTool", "LazyTool", "Tool", "define", "from_function", "in_worker", "lint", "tool", "unless_aborted",
+]  # fmt: skip
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -223,13 +225,7 @@ class Tool(_Declared):
         if self._coroutine:
             return await function(*call_args, **kwargs)
         if self.blocking:
-            work = functools.partial(_stop_iteration_as_error, function, *call_args, **kwargs)
-            from .workers import Abandoned
-
-            try:  # the project's workers: a warm thread per call
-                result = await ctx.project.workers.run(work, abort=ctx.abort)
-            except Abandoned as abandoned:
-                raise AbortedError(str(abandoned)) from None
+            result = await in_worker(ctx, function, *call_args, **kwargs)
         else:
             result = function(*call_args, **kwargs)
         if inspect.isawaitable(result):
@@ -270,6 +266,18 @@ class Tool(_Declared):
         if cut.output_path is not None:
             result.metadata["outputPath"] = cut.output_path
         return result
+
+
+async def in_worker(ctx: ToolContext, function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` in one of the project's worker threads (a warm thread per call); an
+    abandoned call (``ctx.abort`` fired and the thread did not return) raises :class:`AbortedError`."""
+    from .workers import Abandoned
+
+    work = functools.partial(_stop_iteration_as_error, function, *args, **kwargs)
+    try:
+        return await ctx.project.workers.run(work, abort=ctx.abort)
+    except Abandoned as abandoned:
+        raise AbortedError(str(abandoned)) from None
 
 
 def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

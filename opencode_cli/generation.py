@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,18 @@ def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
     from .codemode.catalog import bindings_of, catalogue
 
     return catalogue(bindings_of(scripted, builtins))
+
+
+#: The generation whose registry is being built in this context: its sources read its config, which is
+#: not yet the project's (the current generation's) while a reload prepares it (:func:`building`).
+BUILDING: ContextVar[Generation | None] = ContextVar("opencode_building_generation", default=None)
+
+
+def building(project: Project) -> Generation:
+    """The generation of ``project`` whose registry is being built here, else its current one: what a
+    ``register_tools`` hook that reads the config reads it from."""
+    generation = BUILDING.get()
+    return generation if generation is not None and generation.project is project else project.generation
 
 
 class Generation:
@@ -202,10 +215,24 @@ class Generation:
         self.registry_started = True
         sources = self.project.sources.of(self)
         plugins = self.project.plugins
-        if self._previous is None:
-            return self._explained(Registry.build(sources, plugins, warn=self.warn))
-        changed = self.changed | self._mcp_changes()
-        return self._explained(self._previous.registry.rebuild(sources, changed, warn=self.warn))
+        token = BUILDING.set(self)
+        try:
+            if self._previous is None:
+                return self._explained(Registry.build(sources, plugins, warn=self.warn))
+            changed = self.changed | self._mcp_changes() | self._bridge_changes()
+            return self._explained(self._previous.registry.rebuild(sources, changed, warn=self.warn))
+        finally:
+            BUILDING.reset(token)
+
+    def _bridge_changes(self) -> set[str]:
+        """The keys of the bridge plugins whose config table changed (``[llm]``, ``[langchain]``,
+        ``[pydantic_ai]``: each table is read by the plugin of its name)."""
+        from .builtin import BRIDGES
+
+        previous = self._previous
+        if previous is None:
+            return set()
+        return {f"builtin:{name}" for name in BRIDGES if previous.config.get(name) != self.config.get(name)}
 
     def _mcp_changes(self) -> set[str]:
         """The keys of the MCP sources a config change makes stale: the servers whose table changed, and
@@ -233,15 +260,19 @@ class Generation:
         previous = None
         if self._previous is not None:
             previous = await self._previous.aregistry()
-        return self._explained(
-            await Registry.abuild(
-                sources,
-                plugins,
-                previous=previous,
-                changed=self.changed | self._mcp_changes() if previous else (),
-                warn=self.warn,
+        token = BUILDING.set(self)
+        try:
+            return self._explained(
+                await Registry.abuild(
+                    sources,
+                    plugins,
+                    previous=previous,
+                    changed=self.changed | self._mcp_changes() | self._bridge_changes() if previous else (),
+                    warn=self.warn,
+                )
             )
-        )
+        finally:
+            BUILDING.reset(token)
 
     # -- agents, models and what is offered --------------------------------------------------------------
 

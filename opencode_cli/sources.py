@@ -112,7 +112,8 @@ class PluginSource(Source):
 
         def register(tool: Any, *, gate: str | None = None) -> None:
             for each in _declared(tool):
-                contribution.tools.append((each.copy(source=self.stamp), gate))
+                bridged = self.kind == "builtin" and each.source.kind == "bridge"  # says where it came from
+                contribution.tools.append((each if bridged else each.copy(source=self.stamp), gate))
                 self.record.tools.append(each.id)
 
         return contribution, register

@@ -21,18 +21,24 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class ToolSource:
-    """Where a tool came from: a built-in, a tool file, an installed plugin, or an MCP server."""
+    """Where a tool came from: a built-in, a tool file, an installed plugin, an MCP server, or another
+    ecosystem's tools bridged by a built-in plugin (``bridge``: ``name`` is the ecosystem, ``origin`` the
+    package or import path its tools come from)."""
 
-    kind: Literal["builtin", "file", "plugin", "mcp"]
+    kind: Literal["builtin", "file", "plugin", "mcp", "bridge"]
     name: str = "opencode"
     version: str | None = None
     path: str | None = None
+    origin: str | None = None
 
     def describe(self, within: str | None = None) -> str:
-        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``; a
-        tool file inside the folder ``within`` (a project's root) is named relative to it."""
+        """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``,
+        ``llm: llm_tools_sqlite``; a tool file inside the folder ``within`` (a project's root) is named
+        relative to it."""
         if self.kind == "builtin":
             return "built-in"
+        if self.kind == "bridge":
+            return f"{self.name}: {self.origin}"
         if self.kind == "file":
             path = self.path or ""
             if within and path.startswith(within.rstrip("/") + "/"):

@@ -338,6 +338,10 @@ def docs_project(folder: Path) -> dict[str, str]:
 
 DOCUMENTS = sorted({example.doc for example in shell_examples()})
 
+#: Documents whose examples use packages installed with the test extra (llm's tool plugins): they run
+#: with the installed entry points seen, and with their ``# name.py`` Python blocks written in the project.
+SEES_INSTALLED = {"docs/ecosystems.md"}
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", DOCUMENTS)
@@ -349,6 +353,11 @@ def test_the_shell_examples_run(doc: str, tmp_path: Path) -> None:
     import sys
 
     env = docs_project(tmp_path)
+    if doc in SEES_INSTALLED:
+        del env["OPENCODE_PLUGIN_PATH"]
+        for path, code in python_blocks(doc.removeprefix("docs/")):
+            if path is not None:
+                (tmp_path / "project" / path).write_text(code, encoding="utf-8")
     script = Path(sys.executable).parent / "opencode"
     failures = []
     ran = 0

@@ -14,13 +14,20 @@ Any of them but :data:`ESSENTIAL` can be switched off by name: ``[plugins] disab
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from .. import __version__
 from ..compat import DISTRIBUTION
 from ..entrypoints import EntryPoint
 
+if TYPE_CHECKING:
+    from ..plugins import PluginRecord
+    from ..project import Project
 
-def _plugin(name: str) -> EntryPoint:
-    return EntryPoint(name, f"opencode_cli.builtin.{name}", DISTRIBUTION, __version__)
+
+def _plugin(name: str, value: str | None = None) -> EntryPoint:
+    return EntryPoint(name, value or f"opencode_cli.builtin.{name}", DISTRIBUTION, __version__)
 
 
 #: The built-in plugins, in load order: ``name = module`` as an entry point of the ``opencode`` group.
@@ -33,7 +40,13 @@ PLUGINS: tuple[EntryPoint, ...] = (
     _plugin("codemode"),  # execute
     _plugin("lsp"),  # lsp
     _plugin("providers"),  # the model providers: OpenAI-compatible, Anthropic, Google
+    _plugin("llm"),  # the tools of simonw/llm's installed tool plugins (opencode_cli.bridges)
+    _plugin("langchain", "opencode_cli.builtin.bridges:langchain"),  # tools and toolkits named in [langchain]
+    _plugin("pydantic_ai", "opencode_cli.builtin.bridges:pydantic_ai"),  # toolsets named in [pydantic_ai]
 )
+
+#: The built-in plugins that bridge another ecosystem's tools (they run in this process, outside the sandbox).
+BRIDGES = frozenset({"llm", "langchain", "pydantic_ai"})
 
 #: Plugins that cannot be switched off: every call runs through ``core``'s ``tool_execute``.
 ESSENTIAL = frozenset({"core"})
@@ -64,6 +77,20 @@ TOOL_ORDER: dict[str, int] = {
         )
     )
 }
+
+
+def configured(project: Project, key: str) -> Any:
+    """A bridge's setting (``llm.toolboxes``, ``langchain``…), read from the config of the generation
+    whose tools are being built (the trusted view; while a reload prepares one, not the current one's)."""
+    from ..generation import building
+
+    return building(project).config.get(key)
+
+
+def unconfined(records: Iterable[PluginRecord]) -> dict[str, list[str]]:
+    """The tools of the bridge plugins among ``records``, by plugin: Python code run in this process, which
+    the sandbox (Landlock, applied to the commands ``bash`` starts) does not confine."""
+    return {r.name: list(r.tools) for r in records if r.kind == "builtin" and r.name in BRIDGES and r.tools}
 
 
 def rank(tool_id: str) -> int:

@@ -10,6 +10,10 @@ def list_plugins(as_json: bool) -> None:
     with friendly_errors():
         project = make_project()
         records = with_mcp(project, lambda: project.generation.plugin_records())
+    from .. import sandbox
+    from ..builtin import unconfined
+
+    outside = unconfined(records) if sandbox.settings(project.config.data, project.env).on else {}
     if as_json:
         print_json({"plugins": [record.as_dict() for record in records]})
         return
@@ -24,6 +28,8 @@ def list_plugins(as_json: bool) -> None:
         if record.kind not in ("file", "mcp"):
             print(f"    hooks: {hooks}")
         print(f"    tools: {tools}")
+        if record.name in outside:
+            print("    runs in this process: the sandbox does not confine these tools")
         if record.error:
             print(f"    error: {record.error}")
         for warning in record.warnings:

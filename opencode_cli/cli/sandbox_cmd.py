@@ -10,6 +10,7 @@ from .common import friendly_errors, make_project, print_json
 def report(project: Any, command: str | None, agent_name: str | None) -> dict[str, Any]:
     """The check as data (what ``--json`` prints)."""
     from .. import sandbox
+    from ..builtin import unconfined
     from ..tools import _sandbox, _shell_scan
 
     settings = sandbox.settings(project.config.data, project.env)
@@ -50,6 +51,7 @@ def report(project: Any, command: str | None, agent_name: str | None) -> dict[st
             "binds": support.mounts,
             "reason": support.mounts_reason or None,
         },
+        "unconfined": unconfined(project.generation.plugin_records()) if settings.on else {},
     }
     if command is not None:
         scan = _shell_scan.scan(
@@ -132,6 +134,8 @@ def check(command: str | None, agent_name: str | None, as_json: bool) -> None:
         print(f"missing (grants nothing): {path}")
     if data["mode"] != "off":
         _print_config(data["config"])
+    for plugin, tools in data["unconfined"].items():
+        print(f"not confined (plugin {plugin} runs them in this process): {', '.join(tools)}")
     found = data.get("command")
     if found is not None:
         if found["sandboxed"]:

@@ -117,3 +117,30 @@ def test_a_raw_call_loads_only_what_its_provider_needs(cli_env: dict[str, str]) 
     )
     assert "opencode_cli.tools.read" in modules  # the call did run
     assert "opencode_cli.gemini_schema" not in modules and "hashlib" not in modules
+
+
+#: The ecosystems the bridges reach (opencode_cli.bridges): imported only when installed and configured.
+ECOSYSTEMS = ("llm", "langchain_core", "langchain_community", "pydantic_ai", "opencode_cli.bridges")
+
+
+def test_tools_list_imports_no_ecosystem_none_is_configured_or_seen(cli_env: dict[str, str]) -> None:
+    """No ``[llm]``, ``[langchain]`` or ``[pydantic_ai]``, and no llm plugin seen (entry points are not
+    searched here): the three bridge plugins load, and import nothing."""
+    modules = modules_after(["tools", "list"], cli_env)
+    assert "opencode_cli.builtin.llm" in modules  # the bridge plugins did load
+    assert [name for name in ECOSYSTEMS if name in modules] == []
+
+
+def test_installed_llm_plugins_cost_the_llm_import_once(cli_env: dict[str, str]) -> None:
+    """Where llm's plugins are installed (the suite's environment has two), the first ``tools list`` imports
+    llm to catalogue their tools; the next ones read the catalogue and import no ecosystem (a tool's first
+    call imports llm); ``-p no:llm`` does not even read it."""
+    llm = pytest.importorskip("llm")
+    seen = {k: v for k, v in cli_env.items() if k != "OPENCODE_DISABLE_PLUGIN_AUTOLOAD"}
+    seen["OPENCODE_PLUGIN_PATH"] = str(Path(llm.__file__).resolve().parent.parent)
+    assert "llm" in modules_after(["tools", "list"], seen)  # the catalogue is made
+    modules = modules_after(["tools", "list"], seen)
+    assert "opencode_cli.bridges.llm_catalog" in modules  # the plugins were seen
+    assert [name for name in ECOSYSTEMS if name in modules and not name.startswith("opencode_cli")] == []
+    switched_off = modules_after(["-p", "no:llm", "tools", "list"], seen)
+    assert [name for name in ECOSYSTEMS if name in switched_off] == []
