@@ -147,9 +147,10 @@ class View:
 
     def reason(self) -> str:
         """Why an item is held back (the ``error`` of its record)."""
+        command = f"`opencode trust {self.root}`"
         if self.decision.changed:
-            return f"not trusted: {'; '.join(self.decision.changed)} since it was trusted"
-        return f"not trusted: run `opencode trust {self.root}` to review and trust this project"
+            return f"{'; '.join(self.decision.changed)} since it was trusted; {command} reviews it again"
+        return f"the project is not trusted; {command} reviews and trusts it"
 
     def note(self) -> str | None:
         """The one line said about what is held back (``None`` when nothing is)."""

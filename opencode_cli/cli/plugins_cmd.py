@@ -25,6 +25,6 @@ def list_plugins(as_json: bool) -> None:
             print(f"    hooks: {hooks}")
         print(f"    tools: {tools}")
         if record.error:
-            print(f"    error: {record.error}")
+            print(f"    {'reason' if record.status == 'not trusted' else 'error'}: {record.error}")
         for warning in record.warnings:
             print(f"    warning: {warning}")
