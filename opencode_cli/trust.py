@@ -443,7 +443,7 @@ def _sandbox(value: Any, found: _Found, user: Mapping[str, Any]) -> Any:
         elif judge is None and not setting:
             kept[key] = setting  # an empty writable/readable list adds nothing
         else:
-            found.add("widen", f"sandbox.{key}", _words(setting))
+            found.add("widen", f"sandbox.{key}", json.dumps(setting, ensure_ascii=False))
     return kept or _DROP
 
 

@@ -27,6 +27,12 @@ SLOW_TESTS = "OPENCODE_TEST_SLOW"
 PLUGIN_PATH = "OPENCODE_PLUGIN_PATH"
 os.environ[PLUGIN_PATH] = ""
 
+#: The suite's projects are its own: their tool files, MCP servers and rules take effect (workspace trust,
+#: :mod:`opencode_cli.trust`). Set for the suite's process and in the ``env``/``cli_env`` fixtures; the
+#: tests of trust itself (``tests/trust``) take it away to see the untrusted default.
+TRUST = "OPENCODE_TRUST"
+os.environ[TRUST] = "1"
+
 #: Fixtures that may install software on first use (npm packages into the test cache): a test using one
 #: gets :data:`INSTALL_TIMEOUT` seconds instead of the default ``timeout`` of pyproject.toml. Modules that
 #: build virtual environments or wheels say so themselves with ``pytestmark = pytest.mark.timeout(...)``.
@@ -93,7 +99,7 @@ def home(tmp_path: Path) -> Path:
 def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment that keeps HOME and the XDG directories inside ``tmp_path``.
 
-    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_PLUGIN_PATH``
+    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_TRUST=1`` and ``OPENCODE_PLUGIN_PATH``
     (empty: no installed entry-point plugin is seen).
     """
     return {
@@ -102,6 +108,7 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         PLUGIN_PATH: "",
+        TRUST: "1",
     }
 
 
@@ -218,6 +225,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1",
         PLUGIN_PATH: "",
+        TRUST: "1",
         "PATH": os.environ.get("PATH", ""),
     }
     return {"project": str(project), **env}
