@@ -56,10 +56,8 @@ trust, and the note says which.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
-import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,6 +244,8 @@ class _Found:
 
 def _words(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(word, str) for word in value):
+        import shlex
+
         return shlex.join(value)
     return json.dumps(value, ensure_ascii=False)
 
@@ -523,15 +523,17 @@ def view(
     """The trusted view of the project at ``directory``: its config (a project's supplied parts kept only
     when trusted), the config directories tools load from, and what it supplies. ``trusted`` is the
     host's choice (``None``: the environment, the user's patterns and the record decide)."""
-    from .sources import tool_files
-
     root = Path(os.path.realpath(worktree or directory))
     files = config_files(directory, worktree, env)
     every_dir = config_directories(directory, worktree, env)
     mine = _user_dirs(env)
     their_dirs = [folder for folder in every_dir if folder not in mine]
     theirs = [path for label, path in files if label in PROJECT_LABELS and path.is_file()]
-    tools = tool_files(their_dirs)
+    tools: list[Path] = []
+    if their_dirs:  # the sources' module only when the project has a config directory
+        from .sources import tool_files
+
+        tools = tool_files(their_dirs)
     if not theirs and not tools:  # the common case: nothing of the project's to judge
         config = load_config(directory, worktree, env)
         return View(root, config, every_dir, every_dir)
@@ -689,6 +691,8 @@ def _match(pattern: list[str], parts: list[str]) -> bool:
     head, rest = pattern[0], pattern[1:]
     if head == "**":
         return any(_match(rest, parts[index:]) for index in range(len(parts) + 1))
+    import fnmatch
+
     return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _match(rest, parts[1:])
 
 
