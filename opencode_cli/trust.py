@@ -6,38 +6,34 @@ worktree (label ``project``) and their ``.opencode`` directories (label ``.openc
 (the global config directory, ``OPENCODE_CONFIG``, ``~/.opencode``, ``OPENCODE_CONFIG_DIR``,
 ``OPENCODE_CONFIG_CONTENT``, ``OPENCODE_PERMISSION``) always count fully.
 
-The audit: what a project can supply, and what an untrusted project keeps of it
+The audit: what a project can supply (its kind), and what an untrusted project keeps of it
 
-===========================================  ======  ========================================================
-What the project's files hold                 kind    while untrusted
-===========================================  ======  ========================================================
-``.opencode/tool(s)/*.py`` tool files          code    listed ("not trusted"), never imported
-``[mcp.NAME]`` local ``command``/``environment`` code    held back (``enabled = false`` of a user's server kept)
-``[mcp.NAME]`` remote ``url``/``headers``/``oauth`` secret  held back (nothing is sent to the URL)
-``[lsp.NAME]`` ``command``/``env``             code    held back (``disabled = true``, ``lsp = false`` kept)
-``formatter`` commands                         code    held back (``formatter = false`` kept; not run here)
-``plugin`` (OpenCode's npm plugins)            code    held back (not loaded by this package)
-``[llm] toolboxes``                            code    held back (the bridges construct them)
-``[langchain] tools``/``toolkits``             code    held back (imported and constructed)
-``[pydantic_ai] toolsets``                     code    held back (imported)
-``[provider.NAME]`` ``baseURL``/``apiKey``/``headers``/``options``  secret  the whole table held back
-``{env:NAME}`` / ``{file:path}`` in a JSON file  secret  not filled in (the text stays as written)
-``[permission]`` rules                         widen   only ``deny`` rules kept
-``[tools]`` switches                           widen   only ``false`` kept
-``[agent.NAME]`` ``permission``/``tools``       widen   only ``deny`` rules / ``false`` kept; ``disable = false``
-                                                       held back; prompt, model and the rest kept (data)
-``[sandbox]``                                  widen   a key is kept only when at least as strict as the user's
-                                                       (mode off < workspace-write < read-only; network
-                                                       false; read project; required true); ``writable`` and
-                                                       ``readable`` held back
-``experimental.code_mode_limits``              widen   held back (larger limits for code-mode scripts)
-``[trust]``                                    widen   always ignored: nothing of a project trusts it
-===========================================  ======  ========================================================
+* code: ``.opencode/tool(s)/*.py`` tool files — listed ("not trusted"), never imported;
+* code: ``[mcp.NAME]`` local ``command`` and ``environment`` — held back (``enabled = false`` for a server
+  of the user's is kept);
+* secret: ``[mcp.NAME]`` remote ``url``, ``headers``, ``oauth`` — held back: nothing is sent to the URL;
+* code: ``[lsp.NAME]`` ``command`` and ``env`` — held back (``disabled = true`` and ``lsp = false`` kept);
+* code: ``formatter`` commands — held back (``formatter = false`` kept; this package runs no formatter);
+* code: ``plugin`` (OpenCode's npm plugins) — held back (this package loads none);
+* code: ``[llm] toolboxes``, ``[langchain] tools``/``toolkits``, ``[pydantic_ai] toolsets`` — held back
+  (each names code the bridges import or construct);
+* secret: ``[provider.NAME]`` (``baseURL``, ``apiKey``, ``headers``, ``options``, models) — the whole table;
+* secret: ``{env:NAME}`` and ``{file:path}`` in a JSON file — not filled in (the text stays as written);
+* widen: ``[permission]`` — only its ``deny`` rules kept;
+* widen: ``[tools]`` switches — only ``false`` kept;
+* widen: ``[agent.NAME]`` ``permission``/``tools`` — only ``deny`` rules and ``false`` kept; ``disable =
+  false`` held back; the agent's prompt, model, description and the rest kept (data);
+* widen: ``[sandbox]`` — a key kept only when at least as strict as the user's (``mode``: off <
+  workspace-write < read-only; ``network = false``; ``read = "project"``; ``required = true``);
+  ``writable`` and ``readable`` held back;
+* widen: ``experimental.code_mode_limits`` — held back (larger limits for code-mode scripts);
+* widen: ``[trust]`` — always ignored: nothing of a project trusts it.
 
-Data, kept whatever the trust: ``model``, ``small_model``, ``tool_output``, ``transcript``, ``subagent_depth``,
-``plugins.disabled`` (it only turns plugins off), ``skills`` and skill files (instructions the model reads,
-like any file of the project), ``instructions``, ``command``, ``experimental`` (but ``code_mode_limits``),
-and OpenCode's keys this package does not read (``theme``, ``share``…). Installed (pip) plugins are the
+Data, kept whatever the trust: ``model``, ``small_model``, ``tool_output``, ``transcript``,
+``subagent_depth``, ``plugins.disabled`` (it only turns plugins off), ``skills`` and skill files
+(instructions the model reads, like any file of the project), ``instructions``, ``command``,
+``experimental`` (but ``code_mode_limits``), and OpenCode's keys this package does not read (``theme``,
+``share``…). Installed (pip) plugins are the
 user's own and load whether or not the project is trusted.
 
 Why only ``deny`` of a project's rules: rules are read in order and the last match wins, so an ``ask`` or

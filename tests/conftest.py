@@ -99,8 +99,8 @@ def home(tmp_path: Path) -> Path:
 def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment that keeps HOME and the XDG directories inside ``tmp_path``.
 
-    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_TRUST=1`` and ``OPENCODE_PLUGIN_PATH``
-    (empty: no installed entry-point plugin is seen).
+    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_TRUST=1`` and
+    ``OPENCODE_PLUGIN_PATH`` (empty: no installed entry-point plugin is seen).
     """
     return {
         "HOME": str(home),

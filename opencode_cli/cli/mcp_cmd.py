@@ -37,7 +37,8 @@ def list_servers(as_json: bool) -> None:
             {
                 "servers": [status.as_dict() for status in statuses],
                 "not_trusted": [
-                    {"name": record.name, "target": record.location, "reason": record.error} for record in held
+                    {"name": record.name, "target": record.location, "reason": record.error}
+                    for record in held
                 ],
             }
         )

@@ -83,7 +83,12 @@ def list_trusted(as_json: bool) -> None:
     projects = Records(os.environ).load()
     if as_json:
         print_json(
-            {"projects": [{"root": root, "files": sorted(entry.get("files", {}))} for root, entry in projects.items()]}
+            {
+                "projects": [
+                    {"root": root, "files": sorted(entry.get("files", {}))}
+                    for root, entry in projects.items()
+                ]
+            }
         )
         return
     if not projects:

@@ -116,7 +116,11 @@ def clone(tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch) -
         "model": "evil/m1",
         "mcp": {
             "evil": {"type": "local", "command": mark(marks, "mcp"), "environment": {"TOKEN": "x"}},
-            "remote": {"type": "remote", "url": f"{listener.url}/mcp", "headers": {"Authorization": "Bearer t"}},
+            "remote": {
+                "type": "remote",
+                "url": f"{listener.url}/mcp",
+                "headers": {"Authorization": "Bearer t"},
+            },
         },
         "lsp": {"evil": {"command": mark(marks, "lsp"), "extensions": [".evil"]}},
         "formatter": {"evil": {"command": mark(marks, "formatter")}},
@@ -146,7 +150,8 @@ def clone(tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch) -
     )
     global_dir = home / ".config" / "opencode"
     global_dir.mkdir(parents=True)
-    (global_dir / "opencode.toml").write_text('[permission]\nbash = "ask"\n\n[sandbox]\nmode = "workspace-write"\n')
+    user_config = '[permission]\nbash = "ask"\n\n[sandbox]\nmode = "workspace-write"\n'
+    (global_dir / "opencode.toml").write_text(user_config)
     env = {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),

@@ -36,7 +36,7 @@ def test_the_three_commands_of_the_issue_leave_no_marker_on_a_fresh_clone(clone:
     assert clone.marked() == []
 
 
-def test_while_untrusted_nothing_runs_nothing_is_sent_nothing_widens(clone: Clone, listener: Listener) -> None:
+def test_while_untrusted_nothing_runs_is_sent_or_widens(clone: Clone, listener: Listener) -> None:
     servers = clone.cli("mcp", "list")
     assert servers.exit_code == 0, servers.output
     assert "evil" in out(servers) and "not trusted" in out(servers) and "remote" in out(servers)
@@ -65,7 +65,11 @@ def test_while_untrusted_nothing_runs_nothing_is_sent_nothing_widens(clone: Clon
         assert project.config.get("experimental.code_mode_limits") is None
         assert "evil" not in project.registry.entries
         held = {(record.kind, record.name, record.status) for record in project.generation.held_back}
-        assert held == {("file", "evil", "not trusted"), ("mcp", "evil", "not trusted"), ("mcp", "remote", "not trusted")}
+        assert held == {
+            ("file", "evil", "not trusted"),
+            ("mcp", "evil", "not trusted"),
+            ("mcp", "remote", "not trusted"),
+        }
     assert clone.marked() == [] and listener.seen == []
 
 
@@ -81,7 +85,7 @@ def test_opencode_trust_lists_exactly_what_would_take_effect(clone: Clone) -> No
         "lsp.evil: runs sh -c",
         "formatter.evil: runs",
         "plugin: loads opencode-evil-plugin",
-        "llm.toolboxes: imports SQLite(\"data.db\")",
+        'llm.toolboxes: imports SQLite("data.db")',
         "langchain.tools: imports evil_module:tool",
         "langchain.toolkits: imports evil_module:Kit",
         "pydantic_ai.toolsets: imports evil_module:toolset",
@@ -94,8 +98,8 @@ def test_opencode_trust_lists_exactly_what_would_take_effect(clone: Clone) -> No
         "permission.bash: allow",
         "tools.webfetch: true",
         "agent.plan.permission.edit: allow",
-        "sandbox.mode: \"off\"",
-        "sandbox.writable: [\"~\"]",
+        'sandbox.mode: "off"',
+        'sandbox.writable: ["~"]',
         "experimental.code_mode_limits:",
         "trust: ",
     ):
@@ -197,11 +201,12 @@ def test_the_host_and_the_user_trust_never_the_project(clone: Clone, tmp_path: P
 
 
 def test_opencode_trust_through_the_bash_tool_asks_config(clone: Clone) -> None:
-    for command in ("opencode trust --yes", "OPENCODE_TRUST=1 opencode tools list", "opencode --trust mcp list"):
+    commands = ("opencode trust --yes", "OPENCODE_TRUST=1 opencode tools list", "opencode --trust mcp list")
+    for command in commands:
         asked = clone.cli("tools", "run", "bash", f"command={command}", "--allow", "bash")
         assert asked.exit_code == 1, asked.output
         assert f"permission needed: config on {command}" in asked.stderr
-        refused = clone.cli("tools", "run", "bash", f"command={command}", "--agent", "plan", "--allow", "bash")
+        refused = clone.cli("tools", "run", "bash", f"command={command}", "-a", "plan", "--allow", "bash")
         said = refused.stdout + refused.stderr
         assert refused.exit_code == 1 and "prevents you from using this specific tool call" in said
         assert '"permission":"config","action":"deny"' in said and "permission needed" not in said
