@@ -250,7 +250,7 @@ def _mcp(value: Any, found: _Found, user: Mapping[str, Any]) -> Any:
     if not isinstance(value, Mapping):
         found.add("code", "mcp", _words(value))
         return _DROP
-    theirs = user.get("mcp") if isinstance(user.get("mcp"), Mapping) else {}
+    theirs = _table(user, "mcp")
     kept: dict[str, Any] = {}
     for name, table in value.items():
         key = f"mcp.{name}"
@@ -424,7 +424,7 @@ def _agent(value: Any, found: _Found, user: Mapping[str, Any]) -> Any:
 def _sandbox(value: Any, found: _Found, user: Mapping[str, Any]) -> Any:
     if not isinstance(value, Mapping):
         return value
-    theirs = user.get("sandbox") if isinstance(user.get("sandbox"), Mapping) else {}
+    theirs = _table(user, "sandbox")
     strict: dict[str, Callable[[Any, Any], bool]] = {
         "mode": lambda mine, users: _rank(mine) >= _rank(users if users is not None else "off"),
         "network": lambda mine, users: mine is False or mine == users,
@@ -441,6 +441,12 @@ def _sandbox(value: Any, found: _Found, user: Mapping[str, Any]) -> Any:
         else:
             found.add("widen", f"sandbox.{key}", json.dumps(setting, ensure_ascii=False))
     return kept or _DROP
+
+
+def _table(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``data[key]`` when it is a table, else an empty one."""
+    value = data.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _rank(mode: Any) -> int:
