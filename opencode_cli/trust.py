@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -164,18 +164,17 @@ class View:
         list`` and ``tools list`` show)."""
         from .plugins import PluginRecord
 
-        found: list[PluginRecord] = []
         reason = self.reason()
+        found: list[PluginRecord] = []
+        kind: Literal["file", "mcp"]
         for item in self.held:
             if item.key == "tool file":
-                found.append(
-                    PluginRecord(item.path.stem, "file", location=str(item.path), status="not trusted")
-                )
+                name, kind, location = item.path.stem, "file", str(item.path)
             elif item.key.startswith("mcp.") and item.key.count(".") == 1:
-                found.append(PluginRecord(item.key[4:], "mcp", location=item.detail, status="not trusted"))
+                name, kind, location = item.key[4:], "mcp", item.detail
             else:
                 continue
-            found[-1].error = reason
+            found.append(PluginRecord(name, kind, location=location, status="not trusted", error=reason))
         return found
 
     def listing(self) -> list[str]:
@@ -192,7 +191,11 @@ class View:
         """The record entry that trusts what is supplied now (the files hashed)."""
         files = {}
         for name, (size, mtime, digest) in self.stamps.items():
-            files[name] = [size, mtime, digest or _hash(Path(name))]
+            path = Path(name)
+            digest = digest or _hash(path)
+            if _stamp(path)[:2] != [size, mtime]:
+                digest = None  # changed since it was listed: what was shown is not what is there
+            files[name] = [size, mtime, digest]
         return {"files": files}
 
 
@@ -740,11 +743,3 @@ class Records:
         from .files import atomic_write
 
         atomic_write(self.path, json.dumps({"version": 1, "projects": projects}, indent=1, sort_keys=True))
-
-
-def grouped(items: Iterable[Item]) -> dict[str, list[Item]]:
-    """``items`` by kind, in the order of :data:`HEADINGS`."""
-    chosen: dict[str, list[Item]] = {kind: [] for kind in HEADINGS}
-    for item in items:
-        chosen[item.kind].append(item)
-    return {kind: found for kind, found in chosen.items() if found}

@@ -64,6 +64,7 @@ def trust(directory: Path | None, yes: bool, as_json: bool) -> None:
             print(line)
         if found.decision.changed:
             print(f"Changed since it was trusted: {'; '.join(found.decision.changed)}")
+    entry = found.record()  # hashed now: a file changed while the question waits is not trusted
     if not yes:
         if not terminal_attached():
             err(f"not trusted: no terminal to ask on; to trust it: opencode trust --yes {found.root}")
@@ -72,7 +73,7 @@ def trust(directory: Path | None, yes: bool, as_json: bool) -> None:
         if answer not in ("y", "yes"):
             err("not trusted: nothing was recorded")
             raise typer.Exit(EXIT_TOOL_ERROR)
-    Records(os.environ).grant(found.root, found.record())
+    Records(os.environ).grant(found.root, entry)
     err(f"trusted {found.root}; a change to any file listed ends the trust")
 
 
