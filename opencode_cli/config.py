@@ -361,13 +361,15 @@ def load(
     env: Mapping[str, str] = os.environ,
     *,
     read: Callable[[str, Path], dict[str, Any] | None] | None = None,
+    files: list[tuple[str, Path]] | None = None,
 ) -> Config:
     """Read and merge every config source for a project rooted at ``directory``.
 
-    ``read(label, path)`` gives a file's data instead of reading it (``None``: leave the file out); the
-    trusted view (:mod:`opencode_cli.trust`) reads a project's files through it."""
+    ``read(label, path)`` gives a file's data instead of reading it (``None``: leave the file out), and
+    ``files`` is :func:`config_files`' answer when the caller has it: the trusted view
+    (:mod:`opencode_cli.trust`) reads a project's files through them."""
     config = Config()
-    for label, path in config_files(directory, worktree, env):
+    for label, path in config_files(directory, worktree, env) if files is None else files:
         if label == "OPENCODE_CONFIG" and not path.is_file():
             raise ConfigError(f"OPENCODE_CONFIG names {path}, which is not a file")
         if not path.is_file():

@@ -540,7 +540,7 @@ def view(
 
         tools = tool_files(their_dirs)
     if not theirs and not tools:  # the common case: nothing of the project's to judge
-        config = load_config(directory, worktree, env)
+        config = load_config(directory, worktree, env, files=files)
         return View(root, config, every_dir, every_dir)
 
     from .config import read_file
@@ -554,7 +554,7 @@ def view(
             read[path] = read_file(path, env)
         return read[path]
 
-    user = load_config(directory, worktree, env, read=users_only)
+    user = load_config(directory, worktree, env, read=users_only, files=files)
     items = [Item("code", "tool file", path, "imported (its module-level code runs)") for path in tools]
     raws: dict[Path, dict[str, Any]] = {}
     kept: dict[Path, dict[str, Any]] = {}
@@ -581,10 +581,10 @@ def view(
         return kept.get(path, {}) if label in PROJECT_LABELS else users_only(label, path)
 
     if decision.trusted:
-        config = load_config(directory, worktree, env, read=trusted_read)
+        config = load_config(directory, worktree, env, read=trusted_read, files=files)
         dirs = every_dir
     else:
-        config = load_config(directory, worktree, env, read=untrusted_read)
+        config = load_config(directory, worktree, env, read=untrusted_read, files=files)
         dirs = [folder for folder in every_dir if folder in mine]
     return View(root, config, dirs, every_dir, items, decision, stamps)
 
