@@ -240,9 +240,23 @@ class Generation:
         return stale | {"mcp:resources"} if stale else stale
 
     def _explained(self, registry: Registry) -> Registry:
-        """``registry``, told how to explain a missing tool of an MCP server."""
-        if self.mcp_servers:
-            registry.explain = self.project.mcp.missing
+        """``registry``, told how to explain a missing tool of an MCP server or of a tool file held back
+        (an untrusted project's)."""
+        servers = self.project.mcp.missing if self.mcp_servers else None
+        held = [record for record in self.held_back if record.kind == "file"]
+        if servers is None and not held:
+            return registry
+
+        def explain(tool_id: str) -> str | None:
+            for record in held:
+                if tool_id == record.name or tool_id.startswith(f"{record.name}_"):
+                    return (
+                        f"Tool '{tool_id}' would come from the tool file {record.location}, which is not "
+                        f"loaded: {record.error}."
+                    )
+            return servers(tool_id) if servers is not None else None
+
+        registry.explain = explain
         return registry
 
     async def _aassemble(self) -> Registry:

@@ -33,6 +33,10 @@ def test_the_three_commands_of_the_issue_leave_no_marker_on_a_fresh_clone(clone:
     assert "is not trusted" not in plugins.stderr  # said once per change (the quiet rule)
     read = clone.process("tools", "run", "read", "path=README.md")
     assert read.returncode == 0 and "A cloned repository" in read.stdout, read.stderr
+    held = clone.process("tools", "run", "evil")
+    assert held.returncode == 2
+    assert f"Tool 'evil' would come from the tool file {clone.root}/.opencode/tool/evil.py" in held.stderr
+    assert "the project is not trusted" in held.stderr
     assert clone.marked() == []
 
 
