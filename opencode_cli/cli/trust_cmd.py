@@ -69,7 +69,9 @@ def trust(directory: Path | None, yes: bool, as_json: bool) -> None:
         if not terminal_attached():
             err(f"not trusted: no terminal to ask on; to trust it: opencode trust --yes {found.root}")
             raise typer.Exit(EXIT_TOOL_ERROR)
-        answer = input("Trust this project? [y/N] ").strip().lower()
+        sys.stderr.write("Trust this project? [y/N] ")  # on the terminal, not in stdout's listing
+        sys.stderr.flush()
+        answer = sys.stdin.readline().strip().lower()
         if answer not in ("y", "yes"):
             err("not trusted: nothing was recorded")
             raise typer.Exit(EXIT_TOOL_ERROR)

@@ -216,3 +216,41 @@ def test_opencode_trust_through_the_bash_tool_asks_config(clone: Clone) -> None:
         assert '"permission":"config","action":"deny"' in said and "permission needed" not in said
     assert not (Path(clone.env["XDG_DATA_HOME"]) / "opencode" / "trust.json").exists()
     assert clone.marked() == []
+
+
+@pytest.mark.parametrize(("answer", "code"), [("y", 0), ("n", 1), ("", 1)])
+def test_on_a_terminal_opencode_trust_asks_and_records_only_a_yes(
+    clone: Clone, answer: str, code: int
+) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    script = Path(sys.executable).parent / "opencode"
+    process = subprocess.Popen(
+        [str(script), "trust"],
+        cwd=clone.root,
+        env=clone.env,
+        stdin=follower,
+        stderr=follower,
+        stdout=subprocess.PIPE,
+    )
+    os.close(follower)
+    os.write(leader, f"{answer}\n".encode())
+    listing, _ = process.communicate(timeout=120)
+    said = b""
+    while True:  # what was written to the terminal: the question and the answer's echo
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        said += chunk
+    os.close(leader)
+    assert process.returncode == code
+    assert b"Trust this project? [y/N]" in said and b"Code that would run:" in listing
+    recorded = Path(clone.env["XDG_DATA_HOME"]) / "opencode" / "trust.json"
+    assert recorded.exists() == (answer == "y")
