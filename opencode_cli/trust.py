@@ -55,7 +55,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -87,47 +86,64 @@ SANDBOX_MODES = ("off", "workspace-write", "read-only")
 _DROP = object()
 
 
-@dataclass(frozen=True)
 class Item:
     """One thing a project supplies: its ``kind``, its key (``mcp.evil``, ``tool file``), the file it is
     in and what it would do (the command, the URL, the rule)."""
 
-    kind: Kind
-    key: str
-    path: Path
-    detail: str
+    __slots__ = ("detail", "key", "kind", "path")
+
+    def __init__(self, kind: Kind, key: str, path: Path, detail: str) -> None:
+        self.kind, self.key, self.path, self.detail = kind, key, path, detail
+
+    def __repr__(self) -> str:
+        return f"<Item {self.kind} {self.line()}>"
 
     def line(self) -> str:
         """``KEY: DETAIL (PATH)``, as listings show it."""
         return f"{self.key}: {self.detail} ({self.path})"
 
 
-@dataclass(frozen=True)
 class Decision:
     """Whether a project is trusted, why (``nothing to trust``, ``OPENCODE_TRUST``, ``the host``, a pattern,
     ``opencode trust``, ``not trusted``), and what changed since it was trusted (one phrase a file)."""
 
-    trusted: bool
-    why: str
-    changed: tuple[str, ...] = ()
+    __slots__ = ("changed", "trusted", "why")
+
+    def __init__(self, trusted: bool, why: str, changed: tuple[str, ...] = ()) -> None:
+        self.trusted, self.why, self.changed = trusted, why, changed
+
+    def __repr__(self) -> str:
+        return f"<Decision trusted={self.trusted} why={self.why!r} changed={self.changed!r}>"
 
 
-@dataclass
+NOTHING_TO_TRUST = Decision(True, "nothing to trust")
+
+
 class View:
     """The trusted view of a project: the config and config directories a generation is built from, what
     the project supplies (``items``) and whether it is trusted. ``held`` is what an untrusted project's
     items are (empty when trusted)."""
 
-    root: Path
-    config: Config
-    config_dirs: list[Path]
-    """The config directories tools are loaded from (a project's ``.opencode`` only when trusted)."""
-    skill_dirs: list[Path]
-    """Every config directory: skills are instructions the model reads, data whatever the trust."""
-    items: list[Item] = field(default_factory=list)
-    decision: Decision = Decision(True, "nothing to trust")
-    stamps: dict[str, list[Any]] = field(default_factory=dict)
-    """The supplying files, each ``[size, mtime_ns, sha256 or None]`` (hashed when asked: :meth:`record`)."""
+    def __init__(
+        self,
+        root: Path,
+        config: Config,
+        config_dirs: list[Path],
+        skill_dirs: list[Path],
+        items: list[Item] | None = None,
+        decision: Decision = NOTHING_TO_TRUST,
+        stamps: dict[str, list[Any]] | None = None,
+    ) -> None:
+        self.root = root
+        self.config = config
+        self.config_dirs = config_dirs
+        """The config directories tools are loaded from (a project's ``.opencode`` only when trusted)."""
+        self.skill_dirs = skill_dirs
+        """Every config directory: skills are instructions the model reads, data whatever the trust."""
+        self.items = items or []
+        self.decision = decision
+        self.stamps = stamps or {}
+        """The supplying files, each ``[size, mtime_ns, None]`` (hashed when recorded: :meth:`record`)."""
 
     @property
     def trusted(self) -> bool:
@@ -231,11 +247,13 @@ def audit(data: Mapping[str, Any], path: Path, user: Mapping[str, Any]) -> tuple
     return kept, items
 
 
-@dataclass
 class _Found:
-    items: list[Item]
-    path: Path
-    key: str
+    """Where one key of one file's items go."""
+
+    __slots__ = ("items", "key", "path")
+
+    def __init__(self, items: list[Item], path: Path, key: str) -> None:
+        self.items, self.path, self.key = items, path, key
 
     def add(self, kind: Kind, key: str, detail: str) -> None:
         self.items.append(Item(kind, key, self.path, detail))
@@ -606,7 +624,7 @@ def decide(
     from .flags import parse_bool
 
     if not items:
-        return Decision(True, "nothing to trust")
+        return NOTHING_TO_TRUST
     if trusted is not None:
         return Decision(trusted, "the host")
     value = env.get(TRUST_ENV)
