@@ -5,8 +5,9 @@ so a busy moment of the machine falls on all of them alike) and the median wall 
 by the baseline's. The package's bytecode is written first, as a wheel's install does, and the
 processes may write theirs (a tool file's, a plugin's) as they would on a user's machine. Peak memory
 is each process's own maximum resident size (from ``wait4``). Also:
-`tools list` in a project with one tool file and one entry-point plugin, and a check that `tools list`
-imports no tool module and none of the libraries only some commands need.
+`tools list` in a project with one tool file and one entry-point plugin (the project trusted with `opencode
+trust --yes`, so the trust record is read and the file's stamp checked: issue 41 aims at no measurable cost),
+and a check that `tools list` imports no tool module and none of the libraries only some commands need.
 
 Aims (2-core machine): `tools list` at most 1.25x the baseline, every `tools run` / `tools call` of a
 file tool at most 1.8x (issue 25: every call takes the one path, on an event loop; there is no
@@ -132,10 +133,12 @@ def main() -> None:
         }
         env.pop("PYTHONPATH", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on a user's machine: tool files get their bytecode
+        env.pop("OPENCODE_TRUST", None)  # the tool file's project is trusted through the record
         extended = home / "extended"
         (extended / ".git").mkdir(parents=True)
         (extended / ".opencode" / "tool").mkdir(parents=True)
         (extended / ".opencode" / "tool" / "echo.py").write_text(TOOL_FILE)
+        subprocess.run([script, "trust", "--yes"], cwd=extended, env=env, capture_output=True, check=True)
         plugin_env = plugin_environment(home, env)
         read_call = json.dumps({"name": "read", "arguments": {"filePath": "README.md"}})
         here, there = str(project), str(extended)

@@ -186,7 +186,8 @@ CONFIG_EXEMPT = ("plans",)
 CONFIG_COVERS = (
     "write, edit and apply_patch of opencode.toml, opencode.json and opencode.jsonc (in the project "
     "directory and its parents up to the worktree), of everything under .opencode/ there and ~/.opencode/ "
-    "(except plans/), and of the global config directory"
+    "(except plans/), and of the global config directory; and a bash command that grants or withdraws "
+    "workspace trust (opencode trust/untrust, opencode --trust, OPENCODE_TRUST=…)"
 )
 
 

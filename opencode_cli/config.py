@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ OUR_KEYS: dict[str, set[str] | None] = {
     "llm": {"toolboxes"},  # opencode_cli.bridges: llm toolboxes in llm's spelling
     "langchain": {"tools", "toolkits"},  # LangChain tools and toolkits by import path
     "pydantic_ai": {"toolsets"},  # pydantic-ai toolsets by import path
+    "trust": {"directories"},  # opencode_cli.trust: read from the user's own places only
 }
 
 #: Top-level keys of OpenCode's config schema: accepted and kept, not used (yet).
@@ -357,15 +358,29 @@ def _unknown(full: str, key: str, choices: set[str] | frozenset[str], prefix: st
     return f"unknown config key '{full}'{hint}"
 
 
-def load(directory: Path, worktree: Path | None, env: Mapping[str, str] = os.environ) -> Config:
-    """Read and merge every config source for a project rooted at ``directory``."""
+def load(
+    directory: Path,
+    worktree: Path | None,
+    env: Mapping[str, str] = os.environ,
+    *,
+    read: Callable[[str, Path], dict[str, Any] | None] | None = None,
+    files: list[tuple[str, Path]] | None = None,
+) -> Config:
+    """Read and merge every config source for a project rooted at ``directory``.
+
+    ``read(label, path)`` gives a file's data instead of reading it (``None``: leave the file out), and
+    ``files`` is :func:`config_files`' answer when the caller has it: the trusted view
+    (:mod:`opencode_cli.trust`) reads a project's files through them."""
     config = Config()
-    for label, path in config_files(directory, worktree, env):
+    for label, path in config_files(directory, worktree, env) if files is None else files:
         if label == "OPENCODE_CONFIG" and not path.is_file():
             raise ConfigError(f"OPENCODE_CONFIG names {path}, which is not a file")
         if not path.is_file():
             continue
-        data = read_file(path, env)
+        found = read_file(path, env) if read is None else read(label, path)
+        if found is None:
+            continue
+        data = found
         config.warnings.extend(_unknown_key_warnings(data, str(path)))
         config.sources.append(ConfigSource(label, path, data))
         config.data = deep_merge(config.data, data)

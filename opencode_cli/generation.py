@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .config import Config, config_directories
-from .config import load as load_config
+from .config import Config
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from .registry import Registry
     from .skills import Skills
     from .truncate import Truncator
+    from .trust import View
 
 
 class Offers:
@@ -107,19 +107,39 @@ class Generation:
         return f"<Generation {self.number} of {self.project!r}>"
 
     @cached_property
-    def config(self) -> Config:
-        """The merged configuration; unknown keys are warned about."""
+    def trusted_view(self) -> View:
+        """What the project's files supply and whether it is trusted (:mod:`opencode_cli.trust`, the one
+        place that decides): :attr:`config` and :attr:`config_dirs` are built from it. What an untrusted
+        project supplies is held back and said once (one warning)."""
+        from .trust import view
+
         project = self.project
-        config = load_config(project.directory, project.worktree, project.env)
+        found = view(project.directory, project.worktree, project.env, trusted=project.trusted)
+        note = found.note()
+        if note is not None:
+            self.warn(note)
+        return found
+
+    @cached_property
+    def config(self) -> Config:
+        """The merged configuration of the trusted view (an untrusted project's code, secret destinations
+        and widening rules left out); unknown keys are warned about."""
+        config = self.trusted_view.config
         for warning in config.warnings:
             self.warn(warning)
         return config
 
     @cached_property
     def config_dirs(self) -> list[Path]:
-        """Config directories in OpenCode's order (core spec §9.1)."""
-        project = self.project
-        return config_directories(project.directory, project.worktree, project.env)
+        """Config directories in OpenCode's order (core spec §9.1) that tool files are loaded from: a
+        project's own ``.opencode`` directories only when it is trusted."""
+        return self.trusted_view.config_dirs
+
+    @property
+    def held_back(self) -> list[PluginRecord]:
+        """The tool files and MCP servers of an untrusted project, as records with status ``not trusted``
+        and the reason (never imported, never started)."""
+        return self.trusted_view.records()
 
     @cached_property
     def truncator(self) -> Truncator:
@@ -138,7 +158,8 @@ class Generation:
         from .skills import discover
 
         project = self.project
-        found = discover(project.directory, project.worktree, project.env, self.config_dirs, self.config.data)
+        dirs = self.trusted_view.skill_dirs  # skills are instructions: data, whatever the trust
+        found = discover(project.directory, project.worktree, project.env, dirs, self.config.data)
         for problem in found.problems:
             self.warn(problem)
         return found
@@ -246,9 +267,23 @@ class Generation:
         return stale | {"mcp:resources"} if stale else stale
 
     def _explained(self, registry: Registry) -> Registry:
-        """``registry``, told how to explain a missing tool of an MCP server."""
-        if self.mcp_servers:
-            registry.explain = self.project.mcp.missing
+        """``registry``, told how to explain a missing tool of an MCP server or of a tool file held back
+        (an untrusted project's)."""
+        servers = self.project.mcp.missing if self.mcp_servers else None
+        held = [record for record in self.held_back if record.kind == "file"]
+        if servers is None and not held:
+            return registry
+
+        def explain(tool_id: str) -> str | None:
+            for record in held:
+                if tool_id == record.name or tool_id.startswith(f"{record.name}_"):
+                    return (
+                        f"Tool '{tool_id}' would come from the tool file {record.location}, which is not "
+                        f"loaded: {record.error}."
+                    )
+            return servers(tool_id) if servers is not None else None
+
+        registry.explain = explain
         return registry
 
     async def _aassemble(self) -> Registry:
@@ -362,6 +397,7 @@ class Generation:
     def build(self) -> Generation:
         """Build every part now (a broken config raises :class:`~opencode_cli.errors.ConfigError` here)."""
         parts = (
+            "trusted_view",
             "config",
             "config_dirs",
             "truncator",
@@ -379,7 +415,12 @@ class Generation:
     def plugin_records(self) -> list[PluginRecord]:
         """Every plugin, tool file and MCP server with its status (what ``opencode plugins list`` shows)."""
         registry = self.registry
-        return [*self.project.plugins.records, *registry.records("file"), *registry.records("mcp")]
+        return [
+            *self.project.plugins.records,
+            *registry.records("file"),
+            *registry.records("mcp"),
+            *self.held_back,
+        ]
 
     def is_built(self, part: str) -> bool:
         """Whether ``part`` was built already (for hosts that only look at what exists)."""

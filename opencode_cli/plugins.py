@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "opencode"
 
-Status = Literal["loaded", "blocked", "failed"]
+Status = Literal["loaded", "blocked", "failed", "not trusted"]
+"""``not trusted``: a tool file or MCP server of an untrusted project, listed, never loaded
+(:mod:`opencode_cli.trust`; the reason is the record's ``error``)."""
 
 #: The config key that turns plugins off, as messages name it.
 DISABLED_KEY = "[plugins] disabled"

@@ -76,6 +76,11 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
     ``plugins`` are ``(name, plugin)`` pairs registered after the built-ins; ``disabled_plugins`` names
     plugins (built-in or installed) not to load, besides those of ``[plugins] disabled`` (a mapping gives,
     for each, how it was disabled, as messages say it: ``-p no:web`` for the command line's).
+
+    ``trusted`` is the host's choice about what the project's own files supply (tool files, MCP and
+    language-server commands, provider URLs, rules that widen: :mod:`opencode_cli.trust`): ``True`` trusts
+    it, ``False`` holds all of it back, ``None`` (the default) follows the user's trust record,
+    ``OPENCODE_TRUST`` and the ``[trust] directories`` patterns of the user's config.
     """
 
     def __init__(
@@ -87,7 +92,10 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         autoload_plugins: bool | None = None,
         disabled_plugins: Iterable[str] | Mapping[str, str] = (),
         warn: Any = None,
+        trusted: bool | None = None,
     ) -> None:
+        self.trusted = trusted
+        """The host's choice about trusting the project (``None``: the user's record decides)."""
         self.directory = Path(os.path.abspath(directory or os.getcwd()))
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.worktree: Path | None = find_worktree(self.directory)

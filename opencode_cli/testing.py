@@ -176,7 +176,8 @@ def make_opencode_project(
     ``(name, plugin)`` pairs; a plugin's name is its ``__name__`` or class name otherwise. They are
     registered after the built-ins, as entry-point plugins are. ``autoload=True`` also loads the
     installed entry-point plugins. ``env`` adds variables to the project's environment only (plugin code
-    reading ``os.environ`` does not see them: use ``monkeypatch.setenv``).
+    reading ``os.environ`` does not see them: use ``monkeypatch.setenv``). The kit trusts the projects it
+    makes (``Project(trusted=True)``): their tool files and config take effect as written.
     """
     from .project import Project
 
@@ -194,6 +195,7 @@ def make_opencode_project(
             plugins=_named(plugins),
             autoload_plugins=autoload,
             warn=opencode_warnings.append,
+            trusted=True,
         )
         made.append(project)
         return project

@@ -27,6 +27,12 @@ SLOW_TESTS = "OPENCODE_TEST_SLOW"
 PLUGIN_PATH = "OPENCODE_PLUGIN_PATH"
 os.environ[PLUGIN_PATH] = ""
 
+#: The suite's projects are its own: their tool files, MCP servers and rules take effect (workspace trust,
+#: :mod:`opencode_cli.trust`). Set for the suite's process and in the ``env``/``cli_env`` fixtures; the
+#: tests of trust itself (``tests/trust``) take it away to see the untrusted default.
+TRUST = "OPENCODE_TRUST"
+os.environ[TRUST] = "1"
+
 #: Fixtures that may install software on first use (npm packages into the test cache): a test using one
 #: gets :data:`INSTALL_TIMEOUT` seconds instead of the default ``timeout`` of pyproject.toml. Modules that
 #: build virtual environments or wheels say so themselves with ``pytestmark = pytest.mark.timeout(...)``.
@@ -93,9 +99,10 @@ def home(tmp_path: Path) -> Path:
 def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment that keeps HOME and the XDG directories inside ``tmp_path``.
 
-    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_PLUGIN_PATH``
-    (empty: no installed entry-point plugin is seen). A ``PYTHONPATH`` the tests run with is kept, so that
-    the subprocesses run the code under test (a checkout other than the installed one).
+    It has no ``OPENCODE_*`` variables, whatever the outer environment holds, but ``OPENCODE_TRUST=1`` and
+    ``OPENCODE_PLUGIN_PATH`` (empty: no installed entry-point plugin is seen). A ``PYTHONPATH`` the tests
+    run with is kept, so that the subprocesses run the code under test (a checkout other than the
+    installed one).
     """
     kept = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
     return {
@@ -105,6 +112,7 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         PLUGIN_PATH: "",
         **kept,
+        TRUST: "1",
     }
 
 
@@ -221,6 +229,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "OPENCODE_DISABLE_PLUGIN_AUTOLOAD": "1",
         PLUGIN_PATH: "",
+        TRUST: "1",
         "PATH": os.environ.get("PATH", ""),
     }
     return {"project": str(project), **env}

@@ -70,14 +70,19 @@ GROUPS = {
 
 #: The root command's options that take a value (``opencode -p no:web tools list``).
 ROOT_VALUE_OPTIONS = ("-p", "--disable-plugin")
+#: The root command's flags.
+ROOT_FLAGS = ("--trust",)
 
 
 def _after_root_options(args: list[str]) -> list[str]:
-    """``args`` without the root command's leading ``-p VALUE`` / ``--disable-plugin VALUE`` options."""
+    """``args`` without the root command's leading ``-p VALUE`` / ``--disable-plugin VALUE`` options and
+    ``--trust``."""
     index = 0
     while index < len(args):
         arg = args[index]
-        if arg in ROOT_VALUE_OPTIONS:
+        if arg in ROOT_FLAGS:
+            index += 1
+        elif arg in ROOT_VALUE_OPTIONS:
             index += 2
         elif arg.startswith(("--disable-plugin=", "-p")) and arg != "-p":
             index += 1
@@ -166,12 +171,21 @@ def _root(
         list[str] | None,
         typer.Option("--disable-plugin", metavar="NAME", help="The same as -p no:NAME (repeatable)."),
     ] = None,
+    trust: Annotated[
+        bool,
+        typer.Option(
+            "--trust",
+            help="Trust the project for this command: its tool files, MCP servers, providers and rules take "
+            "effect (as OPENCODE_TRUST=1; for CI and containers you control).",
+        ),
+    ] = False,
 ) -> None:
     """The tool layer of the OpenCode coding agent."""
     from . import common
 
     common.DISABLED_PLUGINS.clear()
     common.DISABLED_PLUGINS.update(_disabled_plugins(no_plugin or [], disable_plugin or []))
+    common.TRUST_PROJECT = trust
 
 
 ModelOption = Annotated[
@@ -774,6 +788,38 @@ def mcp_serve(
         directory=directory,
         roots_within=roots_within or [],
     )
+
+
+@app.command("trust")
+def trust_project(
+    directory: Annotated[
+        Path | None, typer.Argument(help="The project to trust (default: the current directory).")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Record the trust without asking.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="Show the trusted projects.")] = False,
+    json_: JsonOption = False,
+) -> None:
+    """Show what the project's files would run, where secrets would go and which rules would widen, then
+    ask (on a terminal) and record the trust. Exit 1 when nothing was recorded."""
+    from .trust_cmd import list_trusted, trust
+
+    if list_:
+        list_trusted(json_)
+    else:
+        trust(directory, yes, json_)
+
+
+@app.command("untrust")
+def untrust_project(
+    directory: Annotated[
+        Path | None, typer.Argument(help="The project to stop trusting (default: the current directory).")
+    ] = None,
+) -> None:
+    """Forget the trust of a project: its own code, secret destinations and widening rules are held back
+    again. Exit 1 when it was not trusted."""
+    from .trust_cmd import untrust
+
+    untrust(directory)
 
 
 @sandbox_app.command("check")

@@ -125,6 +125,9 @@ def use_sandbox(mode: str) -> None:
 #: The plugins this command disables (``opencode -p no:NAME`` / ``--disable-plugin NAME``), each with how
 #: messages name it; set by the root command for each invocation, read by :func:`make_project`.
 DISABLED_PLUGINS: dict[str, str] = {}
+#: ``opencode --trust``: this command trusts the project (set by the root command, read by
+#: :func:`make_project`).
+TRUST_PROJECT = False
 
 
 def make_project(
@@ -148,7 +151,12 @@ def make_project(
         from .quiet import FILE_NAME, OncePerChange
 
         warn = once = OncePerChange(paths.data_dir() / FILE_NAME, loud)
-    project = Project(directory, warn=warn or loud, disabled_plugins=dict(DISABLED_PLUGINS))
+    project = Project(
+        directory,
+        warn=warn or loud,
+        disabled_plugins=dict(DISABLED_PLUGINS),
+        trusted=True if TRUST_PROJECT else None,
+    )
     if once is not None:
         once.context = lambda: _config_paths(project)
     atexit.register(project.close)

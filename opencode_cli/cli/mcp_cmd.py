@@ -25,6 +25,7 @@ def list_servers(as_json: bool) -> None:
     with friendly_errors():
         project = make_project()
         configured = project.generation.mcp_servers
+        held = [record for record in project.generation.held_back if record.kind == "mcp"]
 
     async def look() -> list[Any]:
         await project.open()
@@ -32,12 +33,20 @@ def list_servers(as_json: bool) -> None:
 
     statuses = run_in_project(project, look) if configured else []
     if as_json:
-        print_json({"servers": [status.as_dict() for status in statuses]})
+        print_json(
+            {
+                "servers": [status.as_dict() for status in statuses],
+                "not_trusted": [
+                    {"name": record.name, "target": record.location, "reason": record.error}
+                    for record in held
+                ],
+            }
+        )
         return
-    if not statuses:
+    if not statuses and not held:
         err("no MCP servers configured (add one with: opencode mcp add NAME -- COMMAND ARGS…)")
         return
-    width = max(len(status.name) for status in statuses)
+    width = max(len(name) for name in [*(status.name for status in statuses), *(r.name for r in held)])
     for status in statuses:
         counts = (
             f"{plural(status.tools, 'tool')}, {plural(status.resources, 'resource')}"
@@ -51,6 +60,10 @@ def list_servers(as_json: bool) -> None:
             print(f"{' ' * width}  error: {status.error}")
         for note in status.notes:
             print(f"{' ' * width}  note: {note}")
+    for record in held:
+        print(f"{record.name.ljust(width)}  {'-':<6}  not trusted")
+        print(f"{' ' * width}  {record.location}")
+        print(f"{' ' * width}  reason: {record.error}")
 
 
 def add_server(

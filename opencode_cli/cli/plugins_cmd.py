@@ -31,6 +31,6 @@ def list_plugins(as_json: bool) -> None:
         if record.name in outside:
             print("    runs in this process: the sandbox does not confine these tools")
         if record.error:
-            print(f"    error: {record.error}")
+            print(f"    {'reason' if record.status == 'not trusted' else 'error'}: {record.error}")
         for warning in record.warnings:
             print(f"    warning: {warning}")

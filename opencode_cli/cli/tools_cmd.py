@@ -45,6 +45,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
         offer = with_mcp(project, lambda: project.generation.offer(model, agent, switches=switches))
         offered = offer.tools
         hidden = offer.hidden if show_all else []
+        held = [record for record in project.generation.held_back if record.kind == "file"]
     if as_json:
         print_json(
             {
@@ -69,6 +70,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
                     }
                     for h in hidden
                 ],
+                "not_trusted": [{"file": record.location, "reason": record.error} for record in held],
             }
         )
         return
@@ -81,6 +83,7 @@ def list_tools(model_text: str | None, agent: str | None, show_all: bool, as_jso
         (h.entry.id, h.entry.source.describe(root), described(h.entry, f"(hidden: {h.reason})", True))
         for h in hidden
     ]
+    rows += [(record.name, f"file {record.location}", f"(not trusted: {record.error})") for record in held]
     print_rows(rows)
     if show_all and model is None and any(depends_on_model(d.entry) for d in offered):
         err("note: no model named (--model or config 'model'): per-model rules not applied")

@@ -111,3 +111,39 @@ HARMLESS_TARGETS = frozenset(
     {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/random",
      "/dev/urandom", "/dev/full"}
 )  # fmt: skip
+
+
+#: The variable and the words that grant or withdraw workspace trust (:mod:`opencode_cli.trust`).
+TRUST_VARIABLE = "OPENCODE_TRUST"
+TRUST_SUBCOMMANDS = frozenset({"trust", "untrust"})
+#: ``opencode``'s root options that take a value (skipped to find its subcommand).
+OPENCODE_VALUED = frozenset({"-p", "--disable-plugin"})
+
+
+def changes_trust(command: str) -> bool:
+    """Whether a simple command grants or withdraws workspace trust: ``opencode trust``/``untrust``,
+    ``opencode --trust …``, or any word setting ``OPENCODE_TRUST`` (``OPENCODE_TRUST=1 opencode …``,
+    ``export OPENCODE_TRUST=1``). Such a command asks ``config``: a model cannot trust for the user."""
+    import os
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if any(word.startswith(TRUST_VARIABLE + "=") or word == TRUST_VARIABLE for word in words):
+        return True
+    for index, word in enumerate(words):
+        if os.path.basename(word) != "opencode" and word != "opencode_cli":
+            continue
+        rest = iter(words[index + 1 :])
+        for argument in rest:
+            if argument == "--trust":
+                return True
+            if argument in OPENCODE_VALUED:
+                next(rest, None)
+            elif not argument.startswith("-"):
+                if argument in TRUST_SUBCOMMANDS:
+                    return True
+                break
+    return False

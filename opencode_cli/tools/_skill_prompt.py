@@ -35,16 +35,11 @@ def skills_of(project: Project | None, ctx: ToolContext | None) -> Skills:
     directory and environment."""
     if project is not None:
         return project.generation.skills
-    from ..config import config_directories, find_worktree
-    from ..config import load as load_config
+    from ..config import find_worktree
+    from ..trust import view
 
     directory = ctx.directory if ctx is not None else Path.cwd()
     env = ctx.env if ctx is not None else os.environ
     worktree = ctx.worktree if ctx is not None else find_worktree(directory)
-    return discover(
-        directory,
-        worktree,
-        env,
-        config_directories(directory, worktree, env),
-        load_config(directory, worktree, env).data,
-    )
+    found = view(directory, worktree, env)  # the trusted view: no substitution of an untrusted project's
+    return discover(directory, worktree, env, found.skill_dirs, found.config.data)

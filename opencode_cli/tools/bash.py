@@ -32,7 +32,7 @@ from ..errors import ToolError
 from ..flags import Flags
 from ..results import ToolResult
 from ..truncate import Truncator
-from . import _bash_prompt, _sandbox, _shell, _shell_choice, _shell_output, _shell_scan
+from . import _bash_prompt, _sandbox, _shell, _shell_choice, _shell_commands, _shell_output, _shell_scan
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -128,6 +128,11 @@ async def _ask(ctx: ToolContext, scan: _shell_scan.Scan, command: str) -> None:
                 metadata={"command": command, "directories": list(scan.dirs), "patterns": globs},
             ),
             ctx,
+        )
+    trusting = [pattern for pattern in scan.patterns if _shell_commands.changes_trust(pattern)]
+    if trusting:  # only the user trusts a project: a model's `opencode trust` asks config (plan: denied)
+        await unless_aborted(
+            ctx.ask(boundary.CONFIG_PERMISSION, trusting, always=trusting, metadata={"command": command}), ctx
         )
     if scan.patterns:
         await unless_aborted(
