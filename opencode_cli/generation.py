@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import paths
+from .building import BUILDING
 from .config import Config
 from .errors import ConfigError
 
@@ -66,18 +66,6 @@ def _code_mode_catalogue(scripted: list[Any], builtins: list[Any]) -> str:
     from .codemode.catalog import bindings_of, catalogue
 
     return catalogue(bindings_of(scripted, builtins))
-
-
-#: The generation whose registry is being built in this context: its sources read its config, which is
-#: not yet the project's (the current generation's) while a reload prepares it (:func:`building`).
-BUILDING: ContextVar[Generation | None] = ContextVar("opencode_building_generation", default=None)
-
-
-def building(project: Project) -> Generation:
-    """The generation of ``project`` whose registry is being built here, else its current one: what a
-    ``register_tools`` hook that reads the config reads it from."""
-    generation = BUILDING.get()
-    return generation if generation is not None and generation.project is project else project.generation
 
 
 class Generation:

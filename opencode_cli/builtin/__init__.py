@@ -82,7 +82,7 @@ TOOL_ORDER: dict[str, int] = {
 def configured(project: Project, key: str) -> Any:
     """A bridge's setting (``llm.toolboxes``, ``langchain``…), read from the config of the generation
     whose tools are being built (the trusted view; while a reload prepares one, not the current one's)."""
-    from ..generation import building
+    from ..building import building
 
     return building(project).config.get(key)
 
