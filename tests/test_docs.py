@@ -462,6 +462,8 @@ NOT_ON_THE_SITE = {"opencode_cli.hookimpl", "opencode_cli.tools"}
 def _roles_module() -> types.ModuleType:
     import importlib.util
 
+    pytest.importorskip("griffe", reason="the docs extra (mkdocstrings, griffe) is not installed")
+
     spec = importlib.util.spec_from_file_location("docs_build_roles", DOCS / "_build" / "roles.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -473,8 +475,7 @@ def hook_page_docstrings() -> dict[str, str]:
     """The docstrings docs/hooks.md shows (its ``::: path`` objects, and the members of hookspecs), by
     path, as the site's mkdocstrings handler hands them to Markdown: loaded by griffe with the extension
     mkdocs.yml names, docs/_build/roles.py."""
-    import griffe
-
+    griffe = pytest.importorskip("griffe", reason="the docs extra (mkdocstrings, griffe) is not installed")
     assert "extensions: [docs/_build/roles.py]" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     extensions = griffe.load_extensions(str(DOCS / "_build" / "roles.py"))
     loader = griffe.GriffeLoader(extensions=extensions, search_paths=[str(ROOT)])
