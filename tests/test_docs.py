@@ -92,6 +92,21 @@ def test_every_page_is_in_the_sites_navigation() -> None:
     assert sorted(pages - listed) == [] and sorted(listed - pages) == []
 
 
+def test_the_old_names_of_merged_pages_redirect() -> None:
+    """One page per topic: a page merged into another is gone, its name redirects (mkdocs-redirects) to
+    the page that has its content, and no page, README.md or docstring links the old name."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    block = config.split("redirect_maps:\n", 1)[1]
+    redirects = dict(re.findall(r"^ {8}([\w./-]+\.md): ([\w./-]+\.md)$", block, re.MULTILINE))
+    assert {"sandboxing.md", "mcp-servers.md", "serve-over-mcp.md", "library-basics.md"} <= set(redirects)
+    for old, new in redirects.items():
+        assert not (DOCS / old).exists() and (DOCS / new).is_file(), (old, new)
+    linking = re.compile(r"(?<![\w-])(?:docs/)?(" + "|".join(map(re.escape, redirects)) + r")\b")
+    texts = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "opencode_cli").rglob("*.py")]
+    found = [f"{p.relative_to(ROOT)}: {m[1]}" for p in texts for m in linking.finditer(p.read_text())]
+    assert found == []
+
+
 # -- the examples run ----------------------------------------------------------------------------------------
 
 
@@ -434,3 +449,75 @@ def test_shell_examples_are_read_as_a_shell_would() -> None:
     ]
     chained = ShellExample("doc.md", 1, "", "pip install . && X=1 opencode plugins list", {}, 0)
     assert opencode_commands(chained) == [({"X": "1"}, ["plugins", "list"])]
+
+
+# -- the hook reference renders its cross-references --------------------------------------------------------
+
+#: A Sphinx role left as written, or reStructuredText's literal-block marker: neither is Markdown.
+RAW_ROLE = re.compile(r":(?:py:)?(?:class|func|data|mod|meth|attr|exc|obj|const):`|\S::$", re.MULTILINE)
+#: Targets of hookspecs.py's roles that the site has no part for: shown as code, not as links.
+NOT_ON_THE_SITE = {"opencode_cli.hookimpl", "opencode_cli.tools"}
+
+
+def _roles_module() -> types.ModuleType:
+    import importlib.util
+
+    pytest.importorskip("griffe", reason="the docs extra (mkdocstrings, griffe) is not installed")
+
+    spec = importlib.util.spec_from_file_location("docs_build_roles", DOCS / "_build" / "roles.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def hook_page_docstrings() -> dict[str, str]:
+    """The docstrings docs/hooks.md shows (its ``::: path`` objects, and the members of hookspecs), by
+    path, as the site's mkdocstrings handler hands them to Markdown: loaded by griffe with the extension
+    mkdocs.yml names, docs/_build/roles.py."""
+    griffe = pytest.importorskip("griffe", reason="the docs extra (mkdocstrings, griffe) is not installed")
+    assert "extensions: [docs/_build/roles.py]" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    extensions = griffe.load_extensions(str(DOCS / "_build" / "roles.py"))
+    loader = griffe.GriffeLoader(extensions=extensions, search_paths=[str(ROOT)])
+    package = loader.load("opencode_cli")
+    loader.resolve_aliases(implicit=False, external=False)
+    shown = re.findall(r"^::: ([\w.]+)", (DOCS / "hooks.md").read_text(encoding="utf-8"), re.MULTILINE)
+    assert "opencode_cli.hookspecs" in shown
+    objects = {path: package[path.removeprefix("opencode_cli.")] for path in shown}
+    objects |= {
+        member.path: member
+        for member in objects["opencode_cli.hookspecs"].members.values()
+        if not member.is_alias and member.docstring
+    }
+    return {path: obj.docstring.value for path, obj in objects.items() if obj.docstring}
+
+
+def test_the_hook_reference_shows_no_raw_role() -> None:
+    docstrings = hook_page_docstrings()
+    assert len(docstrings) > len(HOOKS)
+    raw = {path: RAW_ROLE.findall(text) for path, text in docstrings.items() if RAW_ROLE.search(text)}
+    assert raw == {}
+
+
+def test_the_hooks_cross_references_lead_to_the_page() -> None:
+    """Each role of hookspecs.py names a hook or an object docs/hooks.md shows, so that it is a link."""
+    docstrings = hook_page_docstrings()
+    on_page = set(docstrings) | set(
+        re.findall(r"^::: ([\w.]+)", (DOCS / "hooks.md").read_text(encoding="utf-8"), re.MULTILINE)
+    )
+    hookspecs_text = [text for path, text in docstrings.items() if path.startswith("opencode_cli.hookspecs")]
+    reference = re.compile(r'<autoref identifier="([^"]+)"')
+    targets = {target for text in hookspecs_text for target in reference.findall(text)}
+    assert {f"opencode_cli.hookspecs.{name}" for name in ("tool_execute", "tool_execute_before")} <= targets
+    missing = sorted(targets - on_page - NOT_ON_THE_SITE)
+    assert missing == [], f"add '::: NAME' to 'What the hooks are given' of docs/hooks.md for {missing}"
+
+
+def test_roles_become_references() -> None:
+    roles = _roles_module()
+    text = "Uses :func:`tool_execute` and :class:`~opencode_cli.plugins.Plugins` (:py:meth:`a.b()`) below::\n"
+    assert roles.markdown_roles(text, lambda name: f"pkg.{name}" if "." not in name else name) == (
+        'Uses <autoref identifier="pkg.tool_execute" optional><code>tool_execute</code></autoref> and '
+        '<autoref identifier="opencode_cli.plugins.Plugins" optional><code>Plugins</code></autoref> '
+        '(<autoref identifier="a.b" optional><code>a.b</code></autoref>) below:\n'
+    )

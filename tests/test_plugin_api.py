@@ -82,7 +82,7 @@ def plugin_code() -> dict[str, str]:
     sources |= {
         f"plugins new: {path}": text for path, text in render("demo", ">=0.1").items() if path.endswith(".py")
     }
-    for page in ("plugins.md", "plugin-api.md", "tools.md", "extending.md"):
+    for page in ("plugins.md", "plugin-api.md", "tools.md"):
         blocks = re.findall(r"^```python\n(.*?)^```", (DOCS / page).read_text(), re.MULTILINE | re.DOTALL)
         sources |= {f"docs/{page} block {n}": block for n, block in enumerate(blocks, 1)}
     return sources

@@ -93,7 +93,7 @@ def test_openai_loop(endpoint: ScriptedModel) -> None:
 
 
 def test_anthropic_loop() -> None:
-    printed = run_block(block_with("anthropic/claude"))
+    printed = run_block(block_with("input_schema"))
     assert "1: buy milk" in printed
 
 
@@ -105,6 +105,17 @@ def test_gemini_loop() -> None:
 def test_hot_reload_between_turns() -> None:
     printed = run_block(block_with("project.watch("))
     assert printed.strip() == "(['shout'], 'HOT')"
+
+
+def test_in_short_from_sync_code() -> None:
+    printed = run_block(block_with("session.run_tool("))
+    assert "'read'" in printed and "1: # My project" in printed
+
+
+def test_in_short_an_async_loop() -> None:
+    printed = run_block(block_with("remember=True"))
+    assert "1: # My project" in printed
+    assert printed.splitlines()[-2:] == ["explore", "['user', 'assistant']"]
 
 
 def test_the_library_runs_the_loop(endpoint: ScriptedModel) -> None:
@@ -124,9 +135,11 @@ def test_the_library_runs_the_loop(endpoint: ScriptedModel) -> None:
 
 def test_every_block_of_the_page_is_run_by_a_test() -> None:
     markers = [
+        "session.run_tool(",
+        "remember=True",
         "def on_metadata",
         "import openai",
-        "anthropic/claude",
+        "input_schema",
         "functionDeclarations",
         "project.watch(",
         "session.run(",
