@@ -91,6 +91,11 @@ def _terminate_at(command: list[str], project: Path, env: dict[str, str], moment
 
 
 @pytest.mark.slow
+# Up to 14 whole `opencode` processes, one after another: the suite's 120 s per test is sized for one
+# command, and a loaded two-core machine takes several seconds for each start (it timed out at load 8).
+# The bound grows with the work, never with an assumption about the machine's speed: the moments are
+# fractions of the whole runs measured here.
+@pytest.mark.timeout(900)
 def test_sigterm_at_random_moments_leaves_all_or_nothing(cli_env: dict[str, str]) -> None:
     project = Path(cli_env["project"])
     patch_file = _patch(project)
