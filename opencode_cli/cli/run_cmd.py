@@ -53,24 +53,28 @@ def run(
     from ..models.loop import run as run_loop
     from .tools_cmd import session_options, warn_unasked
 
-    with friendly_errors():
-        project = make_project()
-        if continue_last and session_id:
-            fail("error: --continue and --session both name a session: give one")
-        if continue_last:
-            session_id = _last_session(project)
-        missing = [str(path) for path in files if not path.exists()]
-        if missing:
-            fail(f"error: no such file: {missing[0]}")
-        files = [path.resolve() for path in files]  # as typed: relative to the current directory
-        options = session_options(yes, allow, deny, session_id)
-        warn_unasked(project, allow, deny)
-        options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
-        if title:
-            options["title"] = title
-        ref = project.generation.model(model_text)
-        project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
     printer: _Printer = _JsonEvents() if as_json else _Terminal()
+    try:
+        with friendly_errors():
+            project = make_project()
+            if continue_last and session_id:
+                fail("error: --continue and --session both name a session: give one")
+            if continue_last:
+                session_id = _last_session(project)
+            missing = [str(path) for path in files if not path.exists()]
+            if missing:
+                fail(f"error: no such file: {missing[0]}")
+            files = [path.resolve() for path in files]  # as typed: relative to the current directory
+            options = session_options(yes, allow, deny, session_id)
+            warn_unasked(project, allow, deny)
+            options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
+            if title:
+                options["title"] = title
+            ref = project.generation.model(model_text)
+            project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
+    except typer.Exit as stop:  # a usage error before the session starts ends the stream too
+        printer.exit(stop.exit_code)
+        raise
     abort = AbortSignal()
     started: list[Any] = []
 
