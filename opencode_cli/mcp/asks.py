@@ -14,7 +14,8 @@ for each call; the connection hands a server's request to the oldest call in pro
 2. else ``ctx.extra["question"]``: the question asker the ``question`` tool uses (the CLI's terminal
    prompt), through :func:`ask_with_questions`: the action first (answer, decline, cancel), then one
    question per field, with the schema's defaults as the first choice, enums as choices, booleans as
-   yes/no;
+   yes/no; each question marks its default (the first action, the schema's default, an optional field's
+   "leave empty"), which Enter takes on the terminal;
 3. else nobody can be asked: ``decline``.
 
 A URL-mode elicitation (``mode: "url"``) is agreed to first; only then is the URL opened (in a browser,
@@ -157,6 +158,9 @@ def _question(key: str, prop: Mapping[str, Any], required: bool, header: str) ->
         "options": options,
         "multiple": multiple,
         "custom": custom,
+        # what Enter takes on the terminal: the schema's default, else (an optional field) nothing
+        "default": [o["label"] for o in options if o["description"] == "default"]
+        or ([SKIP] if not required and not multiple else []),
     }
     return question, values
 
@@ -208,6 +212,7 @@ async def ask_with_questions(
             {"label": CANCEL, "description": "dismiss without answering"},
         ],
         "custom": False,
+        "default": [first],
     }
     try:
         answers = await ask([action])
