@@ -9,7 +9,8 @@ unanswered.
 When the values run out, the user is asked on the terminal: the header, the question and the numbered
 choices go to standard error, the answer is read from standard input. A question that marks a default
 (``"default"``: the labels it stands for, as an elicitation form's fields and its first action do) shows
-their numbers in brackets, and Enter takes them. End of input (Ctrl-D) dismisses the questions. With neither values left nor a terminal, the call fails with a message saying so.
+their numbers in brackets, and Enter takes them. End of input (Ctrl-D) dismisses the questions. With
+neither values left nor a terminal, the call fails with a message saying so.
 """
 
 from __future__ import annotations
@@ -164,8 +165,9 @@ class TerminalAsker:
         span = f"1-{last}" if last > 1 else "1"
         default = _default(question, labels)
         marked = f" [{','.join(str(labels.index(label) + 1) for label in default)}]" if default else ""
+        empty = "the default" if default else "none"
         ask = (
-            f"Choose one or more of {span}, separated by commas (empty for {'the default' if default else 'none'})"
+            f"Choose one or more of {span}, separated by commas (empty for {empty})"
             if multiple
             else f"Choose {span}"
         )
