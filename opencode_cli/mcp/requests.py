@@ -26,6 +26,9 @@ ProgressSink = Callable[[float, "float | None", "str | None"], None]
 
 #: The JSON-RPC error code the SDK gives a request whose connection closed (``mcp.types.CONNECTION_CLOSED``).
 CONNECTION_CLOSED = -32000
+#: The JSON-RPC error code of a request the server answers only once the user has opened some pages
+#: (``URLElicitationRequiredError``; its ``data.elicitations`` are URL-mode elicitations).
+URL_ELICITATION_REQUIRED = -32042
 #: Seconds a server gets to answer a ping after a request timed out, before it is taken as hung.
 PING_TIMEOUT = 2.0
 
@@ -183,6 +186,12 @@ class Requests:
         if isinstance(error, _TotalTimeout):  # it kept reporting progress: alive, only too long
             return ToolError(self.cut_short(method))
         code = getattr(error, "code", None)
+        if code == URL_ELICITATION_REQUIRED:  # the user is to open pages: the call's asks deliver them
+            from .asks import UrlElicitationRequired
+
+            return UrlElicitationRequired.of(
+                connection.name, _request_error(error), getattr(error, "data", None)
+            )
         if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
             await self._check_alive()
             return ToolError(self.timed_out(method))
@@ -236,7 +245,9 @@ def _request_error(error: BaseException) -> str:
     """A failed request as the TypeScript SDK words it (``MCP error -32001: Request timed out``)."""
     code = getattr(error, "code", None)
     if isinstance(code, int) and hasattr(error, "message"):
-        return f"MCP error {code}: {error.message}"  # type: ignore[attr-defined]
+        said = str(error.message)  # type: ignore[attr-defined]
+        prefix = f"MCP error {code}: "
+        return said if said.startswith(prefix) else prefix + said  # a TypeScript server's message has it
     return message_of(error)
 
 

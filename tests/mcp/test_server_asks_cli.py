@@ -77,6 +77,23 @@ def test_enter_takes_each_question_s_marked_default(project_dir: Path, env: dict
     assert json.loads(said) == {"name": "Zoe", "guests": 2, "meal": "pasta", "terrace": False, "note": None}
 
 
+def test_a_url_elicitation_required_error_is_shown_on_the_terminal(
+    project_dir: Path, env: dict[str, str]
+) -> None:
+    configure(project_dir)
+    child = spawn(project_dir, {**env, "OPENCODE_NO_BROWSER": "1"}, "tools", "run", "asking_authorize")
+    child.expect(
+        r"\? MCP server asking\r\nAuthorize access to your calendar\r\nhttps://auth\.example/authorize\?s=9"
+    )
+    child.expect("1. Open the URL - open it in a browser")
+    child.sendline("")  # the default: open it
+    output, status = finish(child)
+    assert status == 1, output
+    assert output.count("MCP error -32042") == 1, output
+    assert "The server sends the user to https://auth.example/authorize?s=9" in output
+    assert "the user agreed to open it; call the tool again once they have finished there." in output
+
+
 def test_an_elicitation_cancelled_with_end_of_input(project_dir: Path, env: dict[str, str]) -> None:
     configure(project_dir)
     child = spawn(project_dir, env, "tools", "run", "asking_book")
