@@ -53,6 +53,10 @@ def run(
     from ..models.loop import run as run_loop
     from .tools_cmd import session_options, warn_unasked
 
+    if as_json:  # the events have stdout to themselves: what tools print goes to stderr
+        from ..machine_output import claim
+
+        claim()
     printer: _Printer = _JsonEvents() if as_json else _Terminal()
     try:
         with friendly_errors():
@@ -209,8 +213,11 @@ class _JsonEvents:
         self._line({"type": kind, "sessionID": self.session_id, **data})
 
     def _line(self, value: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
-        sys.stdout.flush()
+        from ..machine_output import stream
+
+        out = stream()
+        out.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+        out.flush()
 
     def done(self, result: Any) -> None:
         return None  # the finish event was the last line

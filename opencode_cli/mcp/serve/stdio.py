@@ -165,8 +165,11 @@ class Stdin:
 
 @contextlib.asynccontextmanager
 async def claimed_stdio() -> AsyncIterator[tuple[Stdin, Stdout]]:
-    """stdin and stdout for the protocol; fds 0 and 1 point at the null device and stderr meanwhile."""
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    """stdin and stdout for the protocol; fds 0 and 1 point at the null device and stderr meanwhile (the
+    protocol writes to the stdout :mod:`opencode_cli.machine_output` kept, when the command claimed it)."""
+    from ...machine_output import wire_fd
+
+    wire_in, wire_out, before_out = os.dup(0), os.dup(wire_fd()), os.dup(1)
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -186,6 +189,6 @@ async def claimed_stdio() -> AsyncIterator[tuple[Stdin, Stdout]]:
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, True)
         os.dup2(wire_in, 0)
-        os.dup2(wire_out, 1)
-        os.close(wire_in)
-        os.close(wire_out)
+        os.dup2(before_out, 1)
+        for fd in (wire_in, wire_out, before_out):
+            os.close(fd)
