@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -58,27 +59,23 @@ def run(
 
         claim()
     printer: _Printer = _JsonEvents() if as_json else _Terminal()
-    try:
-        with friendly_errors():
-            project = make_project()
-            if continue_last and session_id:
-                fail("error: --continue and --session both name a session: give one")
-            if continue_last:
-                session_id = _last_session(project)
-            missing = [str(path) for path in files if not path.exists()]
-            if missing:
-                fail(f"error: no such file: {missing[0]}")
-            files = [path.resolve() for path in files]  # as typed: relative to the current directory
-            options = session_options(yes, allow, deny, session_id)
-            warn_unasked(project, allow, deny)
-            options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
-            if title:
-                options["title"] = title
-            ref = project.generation.model(model_text)
-            project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
-    except typer.Exit as stop:  # a usage error before the session starts ends the stream too
-        printer.exit(stop.exit_code)
-        raise
+    with _ends_stream(printer), friendly_errors():
+        project = make_project()
+        if continue_last and session_id:
+            fail("error: --continue and --session both name a session: give one")
+        if continue_last:
+            session_id = _last_session(project)
+        missing = [str(path) for path in files if not path.exists()]
+        if missing:
+            fail(f"error: no such file: {missing[0]}")
+        files = [path.resolve() for path in files]  # as typed: relative to the current directory
+        options = session_options(yes, allow, deny, session_id)
+        warn_unasked(project, allow, deny)
+        options["remember"] = True  # a run is kept: --session continues it, also after Ctrl-C
+        if title:
+            options["title"] = title
+        ref = project.generation.model(model_text)
+        project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
     abort = AbortSignal()
     started: list[Any] = []
 
@@ -125,6 +122,16 @@ def run(
     exit_if_signalled(abort)
     if code == EXIT_REJECTED:
         raise typer.Exit(EXIT_REJECTED)
+
+
+@contextlib.contextmanager
+def _ends_stream(printer: _Printer) -> Iterator[None]:
+    """A usage error found before the session starts (``fail``) ends the JSON stream too: its exit line."""
+    try:
+        yield
+    except typer.Exit as stop:
+        printer.exit(stop.exit_code)
+        raise
 
 
 def _last_session(project: Any) -> str:
