@@ -53,6 +53,15 @@ def _sleeps(mark: str, host: int) -> int:
     return sum(line.startswith("sleep 100") for _, line in marked(mark, host))
 
 
+def _clean_up(host: subprocess.Popen[Any], mark: str) -> None:
+    """Kill what a failed test left: the marked processes, and the host."""
+    for pid, _ in marked(mark, host.pid):
+        os.kill(pid, signal.SIGKILL)
+    if host.poll() is None:
+        host.kill()
+        host.wait()
+
+
 def _kill_and_check(host: subprocess.Popen[bytes], mark: str) -> None:
     try:
         assert wait_for(lambda: _sleeps(mark, host.pid) == 2, 60), marked(mark, host.pid)
@@ -60,11 +69,7 @@ def _kill_and_check(host: subprocess.Popen[bytes], mark: str) -> None:
         host.wait()
         assert wait_for(lambda: not marked(mark, host.pid), 5), marked(mark, host.pid)
     finally:
-        for pid, _ in marked(mark, host.pid):
-            os.kill(pid, signal.SIGKILL)
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+        _clean_up(host, mark)
 
 
 def _mcp_config(project: Path) -> None:
@@ -180,8 +185,4 @@ def test_a_host_whose_server_launcher_is_killed_exits_cleanly_leaving_no_orphan(
         assert "Exception ignored" not in stderr and "Event loop is closed" not in stderr, stderr
         assert wait_for(lambda: not marked(mark, host.pid), 5), marked(mark, host.pid)
     finally:
-        for pid, _ in marked(mark, host.pid):
-            os.kill(pid, signal.SIGKILL)
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+        _clean_up(host, mark)

@@ -40,13 +40,17 @@ def _params(project: Path, env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=SERVE[1:], env=env, cwd=project)
 
 
-async def _book(client: Client) -> Any:
-    """Call the proxied ``book`` once it is listed (the configured server may still be connecting)."""
+async def _call(client: Client, tool: str) -> Any:
+    """Call the proxied ``tool`` once it is listed (the configured server may still be connecting)."""
     for _ in range(300):
-        if TOOL in {tool.name for tool in (await client.list_tools()).tools}:
-            return await client.call_tool(TOOL, {})
+        if tool in {listed.name for listed in (await client.list_tools()).tools}:
+            return await client.call_tool(tool, {})
         await asyncio.sleep(0.1)
-    raise AssertionError(f"{TOOL} never listed")
+    raise AssertionError(f"{tool} never listed")
+
+
+async def _book(client: Client) -> Any:
+    return await _call(client, TOOL)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -107,15 +111,6 @@ def test_a_client_without_elicitation_has_the_configured_server_declined(
 
     result = run(main())
     assert not result.is_error and text_of(result) == "booking: decline"
-
-
-async def _call(client: Client, tool: str) -> Any:
-    """Call the proxied ``tool`` once it is listed."""
-    for _ in range(300):
-        if tool in {listed.name for listed in (await client.list_tools()).tools}:
-            return await client.call_tool(tool, {})
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{tool} never listed")
 
 
 @pytest.mark.parametrize("mode", MODES)
