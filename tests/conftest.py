@@ -102,8 +102,6 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         PLUGIN_PATH: "",
-        # a worktree that puts its code first on the path keeps it first in the processes tests start
-        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
     }
 
 
