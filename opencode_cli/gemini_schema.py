@@ -106,14 +106,16 @@ def to_gemini(schema: Any) -> Any:
       ``default``, the numeric bounds);
     - ``const`` becomes a one-value ``enum``;
     - an array-form ``type`` becomes an ``anyOf`` of its non-null members (``["string", "null"]`` gives
-      ``anyOf: [{"type": "string"}]``, with no ``nullable``: OpenCode marks it nullable and its Google
-      converter leaves the mark out); ``["null"]`` alone is ``type: "null"``;
-    - an ``anyOf`` with a ``{"type": "null"}`` branch becomes the non-null schema plus ``nullable: true``
-      (several non-null branches stay an ``anyOf``);
+      ``anyOf: [{"type": "string"}]``, with no ``nullable``: OpenCode's gemini profile marks it nullable and
+      its Google converter leaves the mark out); ``["null"]`` alone is ``type: "null"``;
+    - a ``nullable`` already in the schema is left out (the gemini profile's mark, above); only an
+      ``anyOf`` with a ``{"type": "null"}`` branch is marked: it becomes the non-null schema plus
+      ``nullable: true`` (several non-null branches stay an ``anyOf``);
     - then the ``gemini`` profile's rules apply (string enums, ``items`` for arrays, ``required`` filtered).
 
-    Idempotent: converting a converted schema changes nothing. ``wire.render(tools, "gemini")`` sends every
-    tool through it, whatever profile the session used.
+    A session's wire tools went through the gemini profile first: converting them gives what converting
+    the schema itself does. ``wire.render(tools, "gemini")`` sends every tool through it, whatever profile
+    the session used.
     """
     return gemini_profile(_openapi(schema))
 
@@ -128,9 +130,9 @@ def _openapi(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
-    nullable = node.get("nullable") is True
+    nullable = False  # a null branch marks it; a ``nullable`` already there is left out, as Google's SDK does
     for key, value in node.items():
-        if key in GEMINI_DROPPED:
+        if key in GEMINI_DROPPED or key == "nullable":
             continue
         if key == "const":
             out["enum"] = [value]
@@ -157,8 +159,8 @@ def _openapi(node: Any) -> Any:
                 continue
             # one schema and null: that schema, the node's own keys winning
             others = {k: v for k, v in node.items() if k != "anyOf"}
-            merged = {**(branches[0] if isinstance(branches[0], dict) else {}), **others, "nullable": True}
-            return _openapi(merged)
+            merged = _openapi({**(branches[0] if isinstance(branches[0], dict) else {}), **others})
+            return {**merged, "nullable": True}
         elif isinstance(value, dict) or (isinstance(value, bool) and key in _SCHEMA_SLOTS):
             out[key] = _openapi(value)
         elif isinstance(value, list):

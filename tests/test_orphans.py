@@ -16,6 +16,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import _processes
 import pytest
@@ -52,6 +53,15 @@ def _sleeps(mark: str, host: int) -> int:
     return sum(line.startswith("sleep 100") for _, line in marked(mark, host))
 
 
+def _clean_up(host: subprocess.Popen[Any], mark: str) -> None:
+    """Kill what a failed test left: the marked processes, and the host."""
+    for pid, _ in marked(mark, host.pid):
+        os.kill(pid, signal.SIGKILL)
+    if host.poll() is None:
+        host.kill()
+        host.wait()
+
+
 def _kill_and_check(host: subprocess.Popen[bytes], mark: str) -> None:
     try:
         assert wait_for(lambda: _sleeps(mark, host.pid) == 2, 60), marked(mark, host.pid)
@@ -59,11 +69,7 @@ def _kill_and_check(host: subprocess.Popen[bytes], mark: str) -> None:
         host.wait()
         assert wait_for(lambda: not marked(mark, host.pid), 5), marked(mark, host.pid)
     finally:
-        for pid, _ in marked(mark, host.pid):
-            os.kill(pid, signal.SIGKILL)
-        if host.poll() is None:
-            host.kill()
-            host.wait()
+        _clean_up(host, mark)
 
 
 def _mcp_config(project: Path) -> None:
@@ -111,3 +117,72 @@ def test_a_language_servers_children_die_with_a_sigkilled_host(cli_env: dict[str
 def test_a_bash_background_jobs_die_with_a_sigkilled_host(cli_env: dict[str, str]) -> None:
     mark = uuid.uuid4().hex
     _kill_and_check(_host(cli_env, mark, "bash", "command=setsid sleep 1000 & sleep 1001 & wait"), mark)
+
+
+# -- issue 44, edge 4: the pid shown is the server's; a SIGKILLed launcher leaves nothing behind -------------
+
+
+def _launcher_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+
+
+@pytest.mark.slow
+def test_the_status_pid_is_the_servers_and_its_killed_launcher_leaves_no_orphan(
+    make_project: Any, project_dir: Path
+) -> None:
+    import asyncio
+
+    mark = uuid.uuid4().hex
+    command = ["sh", "-c", SPAWNING, sys.executable, str(DEMO_SERVER), "stdio"]
+    table = {"type": "local", "command": command, "environment": {MARK: mark}}
+    (project_dir / "opencode.toml").write_text(tomli_w.dumps({"mcp": {"spawner": table}}))
+    project = make_project()
+
+    async def main() -> None:
+        async with project:
+            await project.open()
+            [status] = [s for s in project.mcp.statuses() if s.name == "spawner"]
+            assert status.pid is not None
+            shown = Path(f"/proc/{status.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            assert "demo_server.py" in shown and "launcher.py" not in shown  # the server, not its launcher
+            launcher = _launcher_of(status.pid)
+            under = Path(f"/proc/{launcher}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            assert "launcher.py" in under
+            assert wait_for(lambda: _sleeps(mark, os.getpid()) == 2, 60), marked(mark, os.getpid())
+            os.kill(launcher, signal.SIGKILL)
+
+    try:
+        asyncio.run(asyncio.wait_for(main(), 120))
+        assert wait_for(lambda: not marked(mark, os.getpid()), 5), marked(mark, os.getpid())
+    finally:
+        for pid, _ in marked(mark, os.getpid()):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_host_whose_server_launcher_is_killed_exits_cleanly_leaving_no_orphan(
+    cli_env: dict[str, str],
+) -> None:
+    _mcp_config(Path(cli_env["project"]))
+    mark = uuid.uuid4().hex
+    env = {k: v for k, v in cli_env.items() if k != "project"}
+    script = Path(sys.executable).parent / "opencode"
+    host = subprocess.Popen(
+        [str(script), "tools", "run", "spawner_slow", "seconds=600"],
+        cwd=cli_env["project"],
+        env={**env, MARK: mark},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(lambda: _sleeps(mark, host.pid) == 2, 60), marked(mark, host.pid)
+        [launcher] = [pid for pid, line in marked(mark, host.pid) if "launcher.py" in line]
+        os.kill(launcher, signal.SIGKILL)
+        _, stderr = host.communicate(timeout=120)
+        # the call fails (the server went away, or, killed before it was listed, is not connected)
+        assert host.returncode in (1, 2) and 'MCP server "spawner"' in stderr, stderr
+        assert "Exception ignored" not in stderr and "Event loop is closed" not in stderr, stderr
+        assert wait_for(lambda: not marked(mark, host.pid), 5), marked(mark, host.pid)
+    finally:
+        _clean_up(host, mark)

@@ -197,7 +197,21 @@ ModelOption = Annotated[
 AgentOption = Annotated[
     str | None, typer.Option("--agent", "-a", help="Agent whose permissions apply (default build).")
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (a stable, documented shape).")]
+
+
+def _claim_stdout(value: bool) -> bool:
+    """``--json``: stdout is the JSON's alone from here on (see :mod:`opencode_cli.machine_output`)."""
+    if value:
+        from ..machine_output import claim
+
+        claim()
+    return value
+
+
+JsonOption = Annotated[
+    bool,
+    typer.Option("--json", help="Print JSON (a stable, documented shape).", callback=_claim_stdout),
+]
 SessionOption = Annotated[
     str | None, typer.Option("--session", "-s", help="Session id (default: a new one).")
 ]

@@ -69,10 +69,14 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 def print_json(value: Any) -> None:
     """Pretty JSON on stdout, keys in insertion order (non-ASCII escaped if the text holds a lone
     surrogate, which stdout cannot encode)."""
+    from ..machine_output import stream
+
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
     if not _encodable(text):
         text = json.dumps(value, indent=2, default=str)
-    sys.stdout.write(text + "\n")
+    out = stream()
+    out.write(text + "\n")
+    out.flush()
 
 
 def write_out(text: str) -> None:

@@ -203,6 +203,10 @@ def serve(
             fail(f"error: --roots-within {place}: not a directory")
     token = token.strip() if token else None
     rules = flag_rules(allow, "allow") + flag_rules(deny, "deny")
+    if transport == "stdio":  # the protocol has stdout to itself before any tool or plugin is loaded
+        from ..machine_output import claim
+
+        claim()
     with friendly_errors():
         from ..mcp.serve import ServeHost, ServeOptions
 

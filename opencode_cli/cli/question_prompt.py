@@ -7,8 +7,10 @@ commas (``1,3`` or ``Red, Blue``) unless it is a label as a whole. An empty valu
 unanswered.
 
 When the values run out, the user is asked on the terminal: the header, the question and the numbered
-choices go to standard error, the answer is read from standard input. End of input (Ctrl-D) dismisses the
-questions. With neither values left nor a terminal, the call fails with a message saying so.
+choices go to standard error, the answer is read from standard input. A question that marks a default
+(``"default"``: the labels it stands for, as an elicitation form's fields and its first action do) shows
+their numbers in brackets, and Enter takes them. End of input (Ctrl-D) dismisses the questions. With
+neither values left nor a terminal, the call fails with a message saying so.
 """
 
 from __future__ import annotations
@@ -161,17 +163,23 @@ class TerminalAsker:
             lines.append(f"  {last}. {CUSTOM_LABEL}")
         self._write("\n".join(lines) + "\n")
         span = f"1-{last}" if last > 1 else "1"
+        default = _default(question, labels)
+        marked = f" [{','.join(str(labels.index(label) + 1) for label in default)}]" if default else ""
+        empty = "the default" if default else "none"
         ask = (
-            f"Choose one or more of {span}, separated by commas (empty for none): "
+            f"Choose one or more of {span}, separated by commas (empty for {empty})"
             if multiple
-            else f"Choose {span}: "
+            else f"Choose {span}"
         )
+        ask += f"{marked}: "
         while True:
             self._write(ask)
             line = await self._readline()
             if line is None:
                 self._write("\n")
                 return None
+            if default and not line.strip():  # Enter takes the default
+                return list(default)
             choice = interpret(question, line)
             if choice.error:
                 self._write(f"{choice.error}\n")
@@ -213,6 +221,13 @@ class TerminalAsker:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", "replace").rstrip("\r")
+
+
+def _default(question: Question, labels: list[str]) -> list[str]:
+    """The labels ``question`` marks as its default (those it names that are among its choices)."""
+    marked = question.get("default")
+    named = [marked] if isinstance(marked, str) else marked if isinstance(marked, list) else []
+    return [label for label in dict.fromkeys(named) if isinstance(label, str) and label in labels]
 
 
 async def _read_when_ready(fd: int) -> bytes:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,7 +56,12 @@ def run(
     from ..models.loop import run as run_loop
     from .tools_cmd import session_options, warn_unasked
 
-    with friendly_errors():
+    if as_json:  # the events have stdout to themselves: what tools print goes to stderr
+        from ..machine_output import claim
+
+        claim()
+    printer: _Printer = _JsonEvents() if as_json else _Terminal()
+    with _ends_stream(printer), friendly_errors():
         project = make_project()
         if continue_last and session_id:
             fail("error: --continue and --session both name a session: give one")
@@ -81,7 +87,6 @@ def run(
         agent, ref = recorded(project, session_id, agent, model_text)  # a continued session's own
         ref = ref or project.generation.model(None)
         project.generation.agent(agent)  # an unknown agent is a usage error before anything starts
-    printer: _Printer = _JsonEvents() if as_json else _Terminal()
     abort = AbortSignal()
     started: list[Any] = []
 
@@ -128,6 +133,16 @@ def run(
     exit_if_signalled(abort)
     if code == EXIT_REJECTED:
         raise typer.Exit(EXIT_REJECTED)
+
+
+@contextlib.contextmanager
+def _ends_stream(printer: _Printer) -> Iterator[None]:
+    """A usage error found before the session starts (``fail``) ends the JSON stream too: its exit line."""
+    try:
+        yield
+    except typer.Exit as stop:
+        printer.exit(stop.exit_code)
+        raise
 
 
 def _last_session(project: Any) -> str:
@@ -216,8 +231,11 @@ class _JsonEvents:
         self._line({"type": kind, "sessionID": self.session_id, **data})
 
     def _line(self, value: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
-        sys.stdout.flush()
+        from ..machine_output import stream
+
+        out = stream()
+        out.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+        out.flush()
 
     def done(self, result: Any) -> None:
         return None  # the finish event was the last line

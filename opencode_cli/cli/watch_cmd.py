@@ -79,8 +79,11 @@ def _print_start(watcher: Any, as_json: bool) -> None:
 
 
 def _line(value: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
-    sys.stdout.flush()
+    from ..machine_output import stream
+
+    out = stream()
+    out.write(json.dumps(value, ensure_ascii=False, default=str) + "\n")
+    out.flush()
 
 
 def _print_tools(tools: Any) -> None:

@@ -33,9 +33,11 @@ def _session(
 
 def schema(model_text: str | None, agent: str | None, format: str | None, profile: str | None) -> None:
     """Print the ``tools`` payload a request for ``model_text`` carries, in the provider's wire shape."""
+    from ..machine_output import claim
     from ..wire import WireError, default_format, render
     from .tools_cmd import question_asker
 
+    claim()  # the payload has stdout to itself: what tools print goes to stderr
     with friendly_errors():
         project = make_project()
         asker = question_asker()  # ``question`` is offered as by ``tools call``: if someone can answer

@@ -14,11 +14,15 @@ for each call; the connection hands a server's request to the oldest call in pro
 2. else ``ctx.extra["question"]``: the question asker the ``question`` tool uses (the CLI's terminal
    prompt), through :func:`ask_with_questions`: the action first (answer, decline, cancel), then one
    question per field, with the schema's defaults as the first choice, enums as choices, booleans as
-   yes/no;
+   yes/no; each question marks its default (the first action, the schema's default, an optional field's
+   "leave empty"), which Enter takes on the terminal;
 3. else nobody can be asked: ``decline``.
 
 A URL-mode elicitation (``mode: "url"``) is agreed to first; only then is the URL opened (in a browser,
-unless ``$OPENCODE_NO_BROWSER`` or ``$CI`` is set; it is always shown).
+unless ``$OPENCODE_NO_BROWSER`` or ``$CI`` is set; it is always shown). In ``opencode mcp serve`` it is
+forwarded to a serving client that declared URL elicitation. A call the server refuses with
+``-32042`` (URL elicitation required) has each URL of its ``data.elicitations`` delivered the same way
+(:class:`UrlElicitationRequired`); the model is told the URLs and what the user answered.
 
 **Sampling** is answered with the session's model, after the ``mcp_sampling`` permission (default
 ``ask``; the pattern is the server's name) is granted with the server's name, the messages and the token
@@ -34,13 +38,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..errors import ToolError
+
 if TYPE_CHECKING:
     from ..context import ToolContext
 
 #: The ``ctx.extra`` key of a host's elicitor: called in the call's context, it returns an async
-#: ``ask(message, requested_schema)`` giving the SDK's ``ElicitResult`` (or ``None``: unanswered) that
-#: puts a form to the person behind the host's client, or ``None`` when nobody can be asked (``mcp serve``
-#: sets it: a configured server's ``elicitation/create`` is forwarded through it).
+#: ``ask(request: Elicitation)`` giving the SDK's ``ElicitResult`` (or ``None``: unanswered) that puts the
+#: request to the person behind the host's client, with ``ask.takes(mode)`` saying whether that client
+#: takes ``"form"``/``"url"`` requests; or ``None`` when nobody can be asked (``mcp serve`` sets it: a
+#: configured server's ``elicitation/create`` is forwarded through it).
 ELICITOR = "mcp_elicitor"
 #: The ``ctx.extra`` key of the session's elicitation callback.
 ELICIT = "elicit"
@@ -77,6 +84,55 @@ Elicit = Callable[[Elicitation], Awaitable[ElicitAnswer]]
 """The type of ``ctx.extra["elicit"]``."""
 
 DECLINED = ElicitAnswer("decline")
+
+#: What the model is told the user did with a URL a server sent them to.
+_URL_OUTCOMES = {
+    "accept": "the user agreed to open it; call the tool again once they have finished there",
+    "decline": "the user declined to open it",
+    "cancel": "the user dismissed it without answering",
+}
+
+
+class UrlElicitationRequired(ToolError):
+    """A server answered a call with ``-32042``: the user is to open the pages of ``elicitations`` (URL-mode
+    :class:`Elicitation` s) before it can go on. :meth:`deliver` puts them to the user through the call's
+    asks, and gives the model-facing text: the server's message, then each URL and what the user said."""
+
+    def __init__(self, message: str, elicitations: list[Elicitation]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.elicitations = elicitations
+
+    @classmethod
+    def of(cls, server: str, message: str, data: Any) -> UrlElicitationRequired:
+        """From the error's ``data`` (its ``elicitations``; any that is not a URL-mode one is skipped)."""
+        listed = data.get("elicitations") if isinstance(data, Mapping) else None
+        found = []
+        for item in listed if isinstance(listed, list) else []:
+            if not isinstance(item, Mapping) or not isinstance(item.get("url"), str):
+                continue
+            said, ident = item.get("message"), item.get("elicitationId")
+            found.append(
+                Elicitation(
+                    server=server,
+                    message=said if isinstance(said, str) else "",
+                    mode="url",
+                    url=item["url"],
+                    elicitation_id=ident if isinstance(ident, str) else None,
+                )
+            )
+        return cls(message, found)
+
+    async def deliver(self, asks: CallAsks) -> str:
+        """Ask the user about each URL in turn; what the model is shown."""
+        lines = [self.message]
+        for request in self.elicitations:
+            answer = await asks.answer(request)
+            about = f" ({request.message})" if request.message else ""
+            lines.append(
+                f"The server sends the user to {request.url}{about}: {_URL_OUTCOMES[answer.action]}."
+            )
+        return "\n".join(lines)
 
 
 # -- elicitation through the question prompt ----------------------------------------------------------------
@@ -157,6 +213,9 @@ def _question(key: str, prop: Mapping[str, Any], required: bool, header: str) ->
         "options": options,
         "multiple": multiple,
         "custom": custom,
+        # what Enter takes on the terminal: the schema's default, else (an optional field) nothing
+        "default": [o["label"] for o in options if o["description"] == "default"]
+        or ([SKIP] if not required and not multiple else []),
     }
     return question, values
 
@@ -208,6 +267,7 @@ async def ask_with_questions(
             {"label": CANCEL, "description": "dismiss without answering"},
         ],
         "custom": False,
+        "default": [first],
     }
     try:
         answers = await ask([action])
@@ -291,11 +351,11 @@ class CallAsks:
         callback = extra.get(ELICIT)
         if callback is not None:
             return await callback(request)
-        if self._forward is not None and request.mode == "form":
-            result = await self._forward(request.message, request.schema)
+        if self._forward is not None and self._forward.takes(request.mode):
+            result = await self._forward(request)
             if result is None:
                 return DECLINED
-            return ElicitAnswer(result.action, result.content)
+            return ElicitAnswer(result.action, result.content if request.mode == "form" else None)
         asker = extra.get("question")
         if asker is not None:
             import sys

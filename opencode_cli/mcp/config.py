@@ -96,6 +96,14 @@ class ServerConfig:
         total = (self.max_total_timeout or DEFAULT_MAX_TOTAL_TIMEOUT_MS) / 1000
         return max(total, self.request_timeout)
 
+    @property
+    def total_timeout_key(self) -> str:
+        """The config key of :attr:`total_timeout` (``mcp.NAME.maxTotalTimeout``), or, when the request
+        timeout is the larger, that one's key."""
+        if self.total_timeout == self.request_timeout:
+            return self.timeout_key
+        return f"mcp.{self.name}.maxTotalTimeout"
+
     def __post_init__(self) -> None:
         if not self.timeout_key:
             object.__setattr__(self, "timeout_key", f"mcp.{self.name}.timeout")

@@ -26,6 +26,9 @@ ProgressSink = Callable[[float, "float | None", "str | None"], None]
 
 #: The JSON-RPC error code the SDK gives a request whose connection closed (``mcp.types.CONNECTION_CLOSED``).
 CONNECTION_CLOSED = -32000
+#: The JSON-RPC error code of a request the server answers only once the user has opened some pages
+#: (``URLElicitationRequiredError``; its ``data.elicitations`` are URL-mode elicitations).
+URL_ELICITATION_REQUIRED = -32042
 #: Seconds a server gets to answer a ping after a request timed out, before it is taken as hung.
 PING_TIMEOUT = 2.0
 
@@ -75,16 +78,24 @@ class Requests:
         server = self.connection.server
         wait = server.request_timeout
         deadline = loop.time() + server.total_timeout
-        async with asyncio.timeout(wait) as timer:
+        cut_at_total = False
+        try:
+            async with asyncio.timeout(wait) as timer:
 
-            async def reported(value: float, total: float | None, message: str | None) -> None:
-                timer.reschedule(min(loop.time() + wait, deadline))
-                if progress is not None:
-                    with contextlib.suppress(Exception):
-                        progress(value, total, message)
+                async def reported(value: float, total: float | None, message: str | None) -> None:
+                    nonlocal cut_at_total
+                    cut_at_total = loop.time() + wait >= deadline  # the next cut is the total bound's
+                    timer.reschedule(min(loop.time() + wait, deadline))
+                    if progress is not None:
+                        with contextlib.suppress(Exception):
+                            progress(value, total, message)
 
-            # a progress callback makes the SDK send a progress token with the call
-            return await session.call_tool(name, arguments, progress_callback=reported)
+                # a progress callback makes the SDK send a progress token with the call
+                return await session.call_tool(name, arguments, progress_callback=reported)
+        except TimeoutError:
+            if cut_at_total:
+                raise _TotalTimeout from None
+            raise
 
     async def list_resources(self) -> list[Any]:
         """Every resource of the server (all pages)."""
@@ -172,7 +183,15 @@ class Requests:
             if signed_out:
                 connection.lost = refusal
             return ToolError(f'MCP server "{connection.name}" {refusal}')
+        if isinstance(error, _TotalTimeout):  # it kept reporting progress: alive, only too long
+            return ToolError(self.cut_short(method))
         code = getattr(error, "code", None)
+        if code == URL_ELICITATION_REQUIRED:  # the user is to open pages: the call's asks deliver them
+            from .asks import UrlElicitationRequired
+
+            return UrlElicitationRequired.of(
+                connection.name, _request_error(error), getattr(error, "data", None)
+            )
         if code == REQUEST_TIMEOUT or isinstance(error, TimeoutError):
             await self._check_alive()
             return ToolError(self.timed_out(method))
@@ -188,6 +207,16 @@ class Requests:
         server = self.connection.server
         within = f"{server.request_timeout:g} s ({server.timeout_key})"
         return f'MCP server "{self.connection.name}" did not answer {method} within {within}'
+
+    def cut_short(self, method: str) -> str:
+        """``MCP server "NAME" did not finish METHOD within N s (KEY), though it kept reporting
+        progress``: the total bound (``maxTotalTimeout``) cut a call its progress had kept going."""
+        server = self.connection.server
+        within = f"{server.total_timeout:g} s ({server.total_timeout_key})"
+        return (
+            f'MCP server "{self.connection.name}" did not finish {method} within {within}, '
+            "though it kept reporting progress"
+        )
 
     async def _check_alive(self) -> None:
         """After a request timed out: ping the server within :data:`PING_TIMEOUT`; if it does not answer,
@@ -208,11 +237,17 @@ class Requests:
         )
 
 
+class _TotalTimeout(TimeoutError):
+    """A tool call that kept reporting progress ran into its total bound (``maxTotalTimeout``)."""
+
+
 def _request_error(error: BaseException) -> str:
     """A failed request as the TypeScript SDK words it (``MCP error -32001: Request timed out``)."""
     code = getattr(error, "code", None)
     if isinstance(code, int) and hasattr(error, "message"):
-        return f"MCP error {code}: {error.message}"  # type: ignore[attr-defined]
+        said = str(error.message)  # type: ignore[attr-defined]
+        prefix = f"MCP error {code}: "
+        return said if said.startswith(prefix) else prefix + said  # a TypeScript server's message has it
     return message_of(error)
 
 

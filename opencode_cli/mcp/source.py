@@ -92,7 +92,8 @@ class McpTool(Tool):
 
     async def execute(self, params: Any, ctx: ToolContext) -> ToolResult:
         """Ask for the tool's permission, then call it on the server (reconnecting a lost server)."""
-        from .asks import CallAsks
+        from ..errors import ToolError
+        from .asks import CallAsks, UrlElicitationRequired
         from .content import tool_result
 
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
@@ -101,10 +102,14 @@ class McpTool(Tool):
         progress = ctx.extra.get(PROGRESS_SINK)
         if progress is not None:
             progress = functools.partial(contextvars.copy_context().run, progress)
-        with connection.answering(CallAsks(self.server, ctx)):  # its elicitation and sampling requests
-            result = await connection.call_tool(
-                self.remote_name, params, progress, on_task=_task_progress(ctx)
-            )
+        asks = CallAsks(self.server, ctx)
+        with connection.answering(asks):  # its elicitation and sampling requests
+            try:
+                result = await connection.call_tool(
+                    self.remote_name, params, progress, on_task=_task_progress(ctx)
+                )
+            except UrlElicitationRequired as required:  # pages to open first: the user is shown them
+                raise ToolError(await required.deliver(asks)) from None
         keep = ctx.extra.get(RESULT_SINK)
         if keep is not None:
             keep(result)  # a host serving the call onwards passes the server's own result on

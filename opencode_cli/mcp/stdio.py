@@ -135,6 +135,7 @@ async def stdio_transport(
     stdout line that is not JSON-RPC; :data:`GARBAGE_LIMIT` of them before any message end the transport.
     """
     from ..services.processes import spawn, terminate
+    from ..services.proctree import command_pid
 
     child = await spawn(
         *argv,
@@ -187,6 +188,8 @@ async def stdio_transport(
                     for raw in lines:
                         message = handle(raw)
                         if message is not None:
+                            if not process.spoke:  # it runs: the server's own pid, not its launcher's
+                                process.pid = command_pid(child.pid) or child.pid
                             process.spoke = True
                             await incoming.send(message)
         except (EOFError, anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):

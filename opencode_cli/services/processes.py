@@ -1,5 +1,6 @@
 """Child processes with no orphans: under the launcher (the reaper), their own process group, the
-parent-death signal, group stop."""
+parent-death signal, group stop, and a mark in their environment that finds what a killed launcher left
+(:mod:`.proctree`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 
 #: The process groups :func:`spawn` started and :func:`terminate` has not finished yet.
 _LIVE_GROUPS: set[int] = set()
+#: The mark (:mod:`.proctree`) in the environment of each spawn's processes, by the launcher's pid.
+_MARKS: dict[int, str] = {}
 #: The children spawned on behalf of the service being started, by pid (set by :class:`Services`).
 _OWNER: contextvars.ContextVar[dict[int, asyncio.subprocess.Process] | None] = contextvars.ContextVar(
     "opencode_service", default=None
@@ -73,9 +76,12 @@ async def spawn(*argv: str, rules: Rules | None = None, **kwargs: Any) -> asynci
     import asyncio
 
     from .launch import launcher
+    from .proctree import MARK, new_mark
 
     _check_command(argv[0], kwargs.get("env"), kwargs.get("cwd"))
     argv = (sys.executable, *launcher(rules), *argv)
+    mark = new_mark()  # what the launcher cannot kill if it is killed first is found by it
+    kwargs["env"] = {**(os.environ if kwargs.get("env") is None else kwargs["env"]), MARK: mark}
     kwargs["start_new_session"] = True
     ours, theirs = _pdeathsig(), kwargs.pop("preexec_fn", None)
     if ours is not None and theirs is not None:
@@ -89,6 +95,7 @@ async def spawn(*argv: str, rules: Rules | None = None, **kwargs: Any) -> asynci
         kwargs["preexec_fn"] = ours or theirs
     process = await asyncio.create_subprocess_exec(*argv, **kwargs)
     _LIVE_GROUPS.add(process.pid)
+    _MARKS[process.pid] = mark
     owner = _OWNER.get()
     if owner is not None:
         owner[process.pid] = process
@@ -131,6 +138,7 @@ def _kill_groups(children: dict[int, asyncio.subprocess.Process]) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
             _LIVE_GROUPS.discard(pgid)
+        _sweep(pgid)
         del children[pgid]
 
 
@@ -168,8 +176,21 @@ async def terminate(process: asyncio.subprocess.Process, timeout: float = 3.0) -
             await asyncio.sleep(0.02)
     _signal_group(process, signal.SIGKILL)
     _LIVE_GROUPS.discard(process.pid)
+    _sweep(process.pid)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(process.wait(), timeout)
+    transport = getattr(process, "_transport", None)  # its pipes too: a dead child's may still be open
+    if transport is not None and process.returncode is not None:
+        transport.close()
+
+
+def _sweep(pid: int) -> None:
+    """Kill what a launcher left behind if it was killed before it could (found by the spawn's mark)."""
+    mark = _MARKS.pop(pid, None)
+    if mark is not None:
+        from .proctree import kill_marked
+
+        kill_marked(mark)
 
 
 class ProcessService(Service):

@@ -1,6 +1,7 @@
 """Running a command line in a shell for the bash tool: the process group's life.
 
-Which shell is :mod:`._shell_choice`'s decision. :func:`run` hands ``<shell> -c <command>`` to the project's
+Which shell is :mod:`._shell_choice`'s decision. :func:`run` hands ``<shell> -c <command>`` (a command over
+:data:`INLINE_BYTES` on the shell's standard input instead, so that any length runs) to the project's
 long-lived launcher (:class:`opencode_cli.services.launch.Launcher`), which forks a keeper for it in a new
 session (so in its own process group); standard input is closed and standard error merged into standard
 output, and each piece of output goes to a callback as it arrives (decoded as UTF-8). The keeper stays as the
@@ -37,6 +38,13 @@ READ_CHUNK = 64 * 1024
 POLL_SECONDS = 0.05
 LAUNCHER_SECONDS = 1.0
 """How long the launcher has to kill what is left after the grace period, before the group is SIGKILLed."""
+INLINE_BYTES = 64 * 1024
+"""A command longer than this (in UTF-8) is not passed in ``argv`` (the kernel takes at most 128 KiB in one
+argument) nor in the launcher's message (a socket buffer): it is handed to the shell on its standard input,
+an anonymous file, which :data:`FROM_STDIN` reads and runs."""
+FROM_STDIN = 'eval "$(cat)" </dev/null'
+"""The ``-c`` line of a long command (POSIX, as every shell we choose): the command is read from standard
+input, then run with standard input on the null device, as a short command is."""
 
 
 @dataclass
@@ -71,13 +79,13 @@ async def run(
 
     from ..services.launch import default_launcher, submit_when_ready
 
+    argv, stdin = _carried(shell, command)
     status_read, status_write = os.pipe()
     output_read, output_write = os.pipe()
-    stdin = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     try:
         await submit_when_ready(
             launcher or default_launcher(),
-            [shell, "-c", command],
+            argv,
             cwd=cwd,
             env=env,
             rules=rules,
@@ -126,6 +134,23 @@ async def run(
         forget()
         output.close()
         keeper.close()
+
+
+def _carried(shell: str, command: str) -> tuple[list[str], int]:
+    """The shell's arguments and its standard input (a descriptor the caller closes) for ``command``:
+    ``shell -c COMMAND`` with the null device, or, for a command over :data:`INLINE_BYTES`, ``shell -c
+    FROM_STDIN`` with an anonymous file holding it."""
+    data = command.encode("utf-8", "surrogateescape")
+    if len(data) <= INLINE_BYTES:
+        return [shell, "-c", command], os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    import tempfile
+
+    with tempfile.TemporaryFile(prefix="opencode-command-") as script:  # unlinked: nobody else finds it
+        script.write(data)
+        script.flush()
+        descriptor = os.dup(script.fileno())  # the same open file, kept past the ``with``
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    return [shell, "-c", FROM_STDIN], descriptor
 
 
 class _Output:

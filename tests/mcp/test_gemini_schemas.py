@@ -13,6 +13,7 @@ from typing import Any
 
 import tomli_w
 from _mcp_servers import SERVERS
+from _processes import run_opencode
 
 from opencode_cli import render_tools
 from opencode_cli.project import Project
@@ -57,3 +58,19 @@ def test_a_gemini_model_behind_an_openai_compatible_provider(
     properties = rendered["properties"]
     assert properties["tags"]["items"] == {"type": "string"}
     assert properties["values"]["items"] == {"type": "string"}  # on main: {} (no type)
+
+
+def test_an_array_form_nullable_type_is_sent_as_opencode_sends_it(
+    make_project: ProjectFactory, project_dir: Path, env: dict[str, str]
+) -> None:
+    # the session's gemini profile marks it nullable; Google's conversion leaves that out (OpenCode 1.18.33)
+    expected = {"anyOf": [{"type": "string"}], "description": "a label, or null"}
+    rendered = _parameters(make_project, project_dir, "google/gemini-2.5-pro", "gemini")
+    assert rendered["properties"]["label"] == expected
+    done = run_opencode(project_dir, env, "tools", "schema", "--model", "google/gemini-2.5-pro")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    [declaration] = [
+        d for tool in payload for d in tool["functionDeclarations"] if d["name"] == "shapes_shapes"
+    ]
+    assert declaration["parameters"]["properties"]["label"] == expected

@@ -161,15 +161,17 @@ def test_a_stopped_server_times_out_by_name_is_stopped_and_started_afresh(
             first = status_of(project, "demo").pid
             assert first and alive(first)
             async with project.session(prompt=allow) as session:
-                # the whole group: the server runs under a launcher (the pid shown), which leads it
-                os.killpg(first, signal.SIGSTOP)
+                # the whole group: the server (the pid shown) runs under a launcher, which leads its group
+                group = os.getpgid(first)
+                assert group != first
+                os.killpg(group, signal.SIGSTOP)
                 try:
                     with pytest.raises(ToolError) as timed_out:
                         await session.execute("demo_echo", {"text": "hello?"})
                 finally:
                     if alive(first):
                         with contextlib.suppress(ProcessLookupError):
-                            os.killpg(first, signal.SIGCONT)
+                            os.killpg(group, signal.SIGCONT)
                 assert str(timed_out.value) == (
                     'MCP server "demo" did not answer tools/call within 6 s (mcp.demo.timeout)'
                 )

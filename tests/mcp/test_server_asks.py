@@ -142,6 +142,62 @@ def test_a_url_is_opened_only_after_the_user_agrees() -> None:
     assert agreed == ElicitAnswer("accept") and opened == ["https://shop.example/confirm"]
 
 
+# -- -32042: a call refused until the user has opened a page ---------------------------------------------
+
+AUTHORIZE_URL = "https://auth.example/authorize?s=9"
+REFUSED = "MCP error -32042: This request requires browser-based authorization."
+
+
+@pytest.mark.parametrize(
+    ("action", "outcome"),
+    [
+        ("accept", "the user agreed to open it; call the tool again once they have finished there"),
+        ("decline", "the user declined to open it"),
+    ],
+)
+def test_a_url_elicitation_required_error_reaches_the_elicit_callback_and_the_model(
+    make_project: Any, project_dir: Path, action: str, outcome: str
+) -> None:
+    configure(project_dir)
+    seen: list[Elicitation] = []
+
+    async def elicit(request: Elicitation) -> ElicitAnswer:
+        seen.append(request)
+        return ElicitAnswer(action)  # type: ignore[arg-type]
+
+    part = call(make_project(), "authorize", extra={"elicit": elicit})
+
+    assert seen == [
+        Elicitation(
+            "asking", "Authorize access to your calendar", "url", url=AUTHORIZE_URL, elicitation_id="au-9"
+        )
+    ]
+    assert part.status == "error"
+    assert part.error == (
+        f"{REFUSED}\nThe server sends the user to {AUTHORIZE_URL} (Authorize access to your calendar): "
+        f"{outcome}."
+    )
+
+
+def test_a_url_elicitation_required_error_reaches_the_question_prompt(
+    make_project: Any, project_dir: Path
+) -> None:
+    configure(project_dir)
+    asked: list[dict[str, Any]] = []
+
+    async def question(questions: list[dict[str, Any]]) -> list[list[str]]:
+        asked.extend(questions)
+        return [["Cancel"]]
+
+    part = call(make_project(), "authorize", extra={"question": question})
+    [action] = asked
+    assert action["question"] == f"Authorize access to your calendar\n{AUTHORIZE_URL}"
+    assert part.error.endswith(
+        f"{AUTHORIZE_URL} (Authorize access to your calendar): the user dismissed it without answering."
+    )
+    assert part.error.count("MCP error -32042") == 1
+
+
 def test_sampling_is_answered_by_the_session_model_after_the_ask(
     make_project: Any, project_dir: Path, tmp_path: Path
 ) -> None:

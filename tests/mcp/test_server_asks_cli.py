@@ -51,6 +51,49 @@ def test_an_elicitation_is_answered_on_the_terminal(project_dir: Path, env: dict
     assert json.loads(said) == {"name": "Zoe", "guests": 2, "meal": "fish", "terrace": True, "note": None}
 
 
+def test_enter_takes_each_question_s_marked_default(project_dir: Path, env: dict[str, str]) -> None:
+    configure(project_dir)
+    child = spawn(project_dir, env, "tools", "run", "asking_book")
+    child.expect(r"3. Cancel - dismiss without answering\r\nChoose 1-3 \[1\]: ")
+    child.sendline("")  # Answer
+    child.expect(r"Name: who the table is for")
+    child.expect(r"Choose 1: ")  # no default: only the own-answer entry
+    child.sendline("Zoe")
+    child.expect(r"Guests: how many people\r\n  1. 2 - default")
+    child.expect(r"Choose 1-3 \[1\]: ")
+    child.sendline("")
+    child.expect(r"2. pasta - default")
+    child.expect(r"Choose 1-3 \[2\]: ")
+    child.sendline("")
+    child.expect(r"2. No - default")
+    child.expect(r"Choose 1-3 \[2\]: ")
+    child.sendline("")
+    child.expect(r"Note\r\n  1. \(leave empty\)")
+    child.expect(r"Choose 1-2 \[1\]: ")
+    child.sendline("")
+    output, status = finish(child)
+    assert status == 0, output
+    said = output.split("booking: accept ", 1)[1].strip()
+    assert json.loads(said) == {"name": "Zoe", "guests": 2, "meal": "pasta", "terrace": False, "note": None}
+
+
+def test_a_url_elicitation_required_error_is_shown_on_the_terminal(
+    project_dir: Path, env: dict[str, str]
+) -> None:
+    configure(project_dir)
+    child = spawn(project_dir, {**env, "OPENCODE_NO_BROWSER": "1"}, "tools", "run", "asking_authorize")
+    child.expect(
+        r"\? MCP server asking\r\nAuthorize access to your calendar\r\nhttps://auth\.example/authorize\?s=9"
+    )
+    child.expect("1. Open the URL - open it in a browser")
+    child.sendline("")  # the default: open it
+    output, status = finish(child)
+    assert status == 1, output
+    assert output.count("MCP error -32042") == 1, output
+    assert "The server sends the user to https://auth.example/authorize?s=9" in output
+    assert "the user agreed to open it; call the tool again once they have finished there." in output
+
+
 def test_an_elicitation_cancelled_with_end_of_input(project_dir: Path, env: dict[str, str]) -> None:
     configure(project_dir)
     child = spawn(project_dir, env, "tools", "run", "asking_book")

@@ -40,13 +40,17 @@ def _params(project: Path, env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=SERVE[1:], env=env, cwd=project)
 
 
-async def _book(client: Client) -> Any:
-    """Call the proxied ``book`` once it is listed (the configured server may still be connecting)."""
+async def _call(client: Client, tool: str) -> Any:
+    """Call the proxied ``tool`` once it is listed (the configured server may still be connecting)."""
     for _ in range(300):
-        if TOOL in {tool.name for tool in (await client.list_tools()).tools}:
-            return await client.call_tool(TOOL, {})
+        if tool in {listed.name for listed in (await client.list_tools()).tools}:
+            return await client.call_tool(tool, {})
         await asyncio.sleep(0.1)
-    raise AssertionError(f"{TOOL} never listed")
+    raise AssertionError(f"{tool} never listed")
+
+
+async def _book(client: Client) -> Any:
+    return await _call(client, TOOL)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -107,3 +111,46 @@ def test_a_client_without_elicitation_has_the_configured_server_declined(
 
     result = run(main())
     assert not result.is_error and text_of(result) == "booking: decline"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_configured_servers_url_asks_reach_the_client(
+    project: Path, env: dict[str, str], mode: str
+) -> None:
+    """A URL-mode ``elicitation/create`` and a ``-32042`` error's URLs both go to the serving client as
+    URL-mode elicitations (not answered ``cancel`` on its behalf)."""
+    shown: list[Any] = []
+
+    async def person(context: Any, params: Any) -> ElicitResult:
+        shown.append(params)
+        return ElicitResult(action="accept")
+
+    async def main() -> tuple[Any, Any]:
+        async with Client(_params(project, env), mode=mode, elicitation_callback=person) as client:
+            return await _call(client, "asking_visit"), await _call(client, "asking_authorize")
+
+    visit, authorize = run(main())
+
+    asked = [(params.mode, params.message, params.url, params.elicitation_id) for params in shown]
+    legacy = mode == "legacy"  # the newest revision's URL asks carry no elicitationId
+    assert asked == [
+        (
+            "url",
+            "Confirm on the shop's page",
+            "https://shop.example/confirm?id=7",
+            "el-7" if legacy else None,
+        ),
+        (
+            "url",
+            "Authorize access to your calendar",
+            "https://auth.example/authorize?s=9",
+            "au-9" if legacy else None,
+        ),
+    ]
+    assert not visit.is_error and text_of(visit) == "visit: accept"
+    assert authorize.is_error
+    assert text_of(authorize) == (
+        "MCP error -32042: This request requires browser-based authorization.\n"
+        "The server sends the user to https://auth.example/authorize?s=9 (Authorize access to your "
+        "calendar): the user agreed to open it; call the tool again once they have finished there."
+    )

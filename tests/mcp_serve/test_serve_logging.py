@@ -47,6 +47,7 @@ def test_set_level_and_log_messages_about_calls(project: Path, env: dict[str, st
                 await session.set_logging_level("error")
             await session.call_tool("read", {"filePath": "notes.txt"})
             await session.call_tool("read", {"filePath": "missing.txt"})
+            await session.call_tool("read", {"filePath": 7})  # invalid arguments: an error too
 
     run(main())
     events = [(level, data["event"], data.get("tool")) for level, data in logged]
@@ -60,6 +61,7 @@ def test_set_level_and_log_messages_about_calls(project: Path, env: dict[str, st
         ("debug", "start", "read"),
         ("error", "error", "read"),
         ("error", "error", "read"),  # at "error" only errors are sent
+        ("error", "error", "read"),  # invalid arguments fail the call: an error (RFC 5424's, as MCP's levels)
     ]
     assert "bash on echo hi" in logged[2][1]["message"]
 

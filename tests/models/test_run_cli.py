@@ -179,6 +179,17 @@ def test_files_are_read_into_the_prompt_text_inline_and_images_attached(
     assert missing.returncode == 2 and "no such file: nope.txt" in missing.stderr
 
 
+def test_a_usage_error_before_the_session_still_ends_the_json_stream_with_exit(
+    project: Project, project_dir: Path, env: dict[str, str]
+) -> None:
+    for args in (["-f", "nothere.png"], ["--continue"], ["--agent", "nobody"]):
+        done = opencode(project_dir, env, "run", "hi", *args, "--format", "json")
+        assert done.returncode == 2, done.stderr
+        assert [json.loads(line) for line in done.stdout.splitlines()] == [
+            {"type": "exit", "sessionID": None, "code": 2, "reason": "usage"}
+        ], args
+
+
 # -- exit codes -------------------------------------------------------------------------------------------
 
 

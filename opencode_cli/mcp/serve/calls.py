@@ -87,6 +87,24 @@ class Call:
             return await answer
         return await self.outbound.elicit_form(message, requested_schema, related_request_id=self.request_id)
 
+    def can_open_urls(self) -> bool:
+        """Whether the client can be sent to a URL (URL-mode elicitation): it declared it, and can be asked
+        in the middle of a call or speaks the newest revision."""
+        if not declares_url_elicitation(self.outbound):
+            return False
+        return self.rounds or getattr(self.outbound, "can_send_request", True)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Any:
+        """Send the person behind the client to ``url`` (URL-mode elicitation): the SDK's ``ElicitResult``,
+        or ``None`` when it was not answered; asked as :meth:`elicit` asks a form."""
+        if self.rounds:
+            answer: asyncio.Future[Any] = self._loop.create_future()
+            self._asks.put_nowait(Ask(message, {}, answer, url=url, elicitation_id=elicitation_id))
+            return await answer
+        return await self.outbound.elicit_url(
+            message, url, elicitation_id, related_request_id=self.request_id
+        )
+
     def next_ask(self) -> asyncio.Future[Ask]:
         """The call's next ask (newest revision), once the tool makes one."""
         return asyncio.ensure_future(self._asks.get())
@@ -164,6 +182,9 @@ class Ask:
     message: str
     requested_schema: dict[str, Any]
     answer: asyncio.Future[Any]
+    url: str | None = None
+    """Where to send the person (a URL-mode ask), with its ``elicitation_id``."""
+    elicitation_id: str | None = None
 
 
 def declares_elicitation(outbound: Any) -> bool:
@@ -175,15 +196,43 @@ def declares_elicitation(outbound: Any) -> bool:
     return elicitation.form is not None or elicitation.url is None  # `{}` means form mode (the spec)
 
 
-def current_elicitor() -> Any:
-    """The elicitation of the call running in this context (:meth:`Call.elicit`, bound to it, callable
-    from any task), or ``None`` when nobody can be asked. The hook by which a configured MCP server's
-    own ``elicitation/create`` is forwarded to the serving client: sessions of ``mcp serve`` carry this
-    under ``ctx.extra[ELICITOR]``; call it in the call's context, await what it returns elsewhere."""
+def declares_url_elicitation(outbound: Any) -> bool:
+    """Whether the client behind ``outbound`` said it takes URL-mode elicitation."""
+    capabilities = getattr(outbound, "client_capabilities", None)
+    elicitation = getattr(capabilities, "elicitation", None)
+    return elicitation is not None and elicitation.url is not None
+
+
+class Elicitor:
+    """A call's elicitation, bound to it and callable from any task: a configured server's
+    ``elicitation/create`` (a form, or a URL) put to the person behind the serving client."""
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+
+    def takes(self, mode: str) -> bool:
+        """Whether the client can be asked a ``mode`` (``"form"`` or ``"url"``) elicitation."""
+        return self.call.can_open_urls() if mode == "url" else self.call.can_elicit()
+
+    async def __call__(self, request: Any) -> Any:
+        """Put ``request`` (an :class:`~opencode_cli.mcp.asks.Elicitation`) to the client: its answer."""
+        if request.mode == "url":
+            import secrets
+
+            ident = request.elicitation_id or secrets.token_urlsafe(12)
+            return await self.call.elicit_url(request.message, request.url or "", ident)
+        return await self.call.elicit(request.message, request.schema)
+
+
+def current_elicitor() -> Elicitor | None:
+    """The elicitation of the call running in this context, or ``None`` when nobody can be asked. The
+    hook by which a configured MCP server's own ``elicitation/create`` is forwarded to the serving client:
+    sessions of ``mcp serve`` carry this under ``ctx.extra[ELICITOR]``; call it in the call's context,
+    await what it returns elsewhere."""
     call = CURRENT.get()
-    if call is None or not call.can_elicit():
+    if call is None or not (call.can_elicit() or call.can_open_urls()):
         return None
-    return call.elicit
+    return Elicitor(call)
 
 
 def forward_progress(value: float, total: float | None, message: str | None) -> None:

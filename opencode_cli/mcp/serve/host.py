@@ -291,11 +291,13 @@ class ServeHost:
 
 
 #: The log level and event name of a call's outcome (one a client is told of without asking for more).
+#: MCP's levels are RFC 5424's: a call that failed, its arguments refused included (OpenCode marks such a
+#: part ``error`` too), is an error condition; a denial or an interrupt is a warning (the call did not run).
 OUTCOME_LOG = {
     Outcome.REJECTED: ("warning", "denial"),
     Outcome.DENIED: ("warning", "denial"),
     Outcome.FAILED: ("error", "error"),
-    Outcome.INVALID_ARGUMENTS: ("warning", "error"),
+    Outcome.INVALID_ARGUMENTS: ("error", "error"),
     Outcome.ABORTED: ("warning", "interrupt"),
 }
 

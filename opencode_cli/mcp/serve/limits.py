@@ -1,9 +1,14 @@
 """What ``opencode mcp serve`` refuses before the SDK parses a message, and the JSON-RPC errors it replies.
 
 A request larger than :data:`MAX_REQUEST_BYTES` is refused unread (its bytes are never parsed into
-models, so a huge argument costs no memory beyond the limit); a message the SDK cannot take (not JSON, not
-JSON-RPC 2.0, a method that is not a string, no method, nested deeper than the JSON parser goes) gets an
-error reply when it carries an id: a client never waits on silence.
+models, so a huge argument costs no memory beyond the limit); a message the SDK cannot take (not UTF-8, not
+JSON, not JSON-RPC 2.0, a method that is not a string, no method, nested deeper than the JSON parser goes,
+a batch) gets an error reply when it carries an id: a client never waits on silence.
+
+Both transports apply the one rule, :func:`check_message`, to the bytes they receive (a line over stdio, a
+body over HTTP), and answer with the same errors: the request's own id wherever it can be read (also from a
+truncated message), ``-32700`` for what is not UTF-8 JSON, ``-32600`` for what is not a request MCP takes,
+and for a batch one ``-32600`` for each request in it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,23 @@ class Problem:
     batch: list[Problem] | None = None
     """For a JSON-RPC batch (an array, which MCP does not take): one refusal for each request in it that
     carries an id, or one with a null id when none does."""
+
+
+def check_message(data: bytes) -> Problem | None:
+    """``None`` if the SDK can take the message ``data`` (bytes as received); else what is wrong with it.
+    Text that is not UTF-8 is refused, never read with replacement characters."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Problem(
+            types.PARSE_ERROR, f"Parse error: not UTF-8 (byte {error.start} of the message)", sniff_id(data)
+        )
+    return check_line(text)
+
+
+def replies(problem: Problem) -> list[Problem]:
+    """The error replies ``problem`` gets: one for each request of a batch, else itself."""
+    return problem.batch if problem.batch is not None else [problem]
 
 
 def check_line(text: str) -> Problem | None:

@@ -95,9 +95,14 @@ class Rounds:
         state = secrets.token_urlsafe(24)
         expiry = asyncio.get_running_loop().call_later(ASK_TIMEOUT, self._expire, state)
         self._suspended[state] = _Suspended(call, running, ask, expiry)
-        request = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=ask.message, requested_schema=ask.requested_schema)
+        params: types.ElicitRequestFormParams | types.ElicitRequestURLParams = (
+            types.ElicitRequestURLParams(
+                message=ask.message, url=ask.url, elicitation_id=ask.elicitation_id or ""
+            )
+            if ask.url is not None
+            else types.ElicitRequestFormParams(message=ask.message, requested_schema=ask.requested_schema)
         )
+        request = types.ElicitRequest(params=params)
         return types.InputRequiredResult(input_requests={ASK_KEY: request}, request_state=state)
 
     def _expire(self, state: str) -> None:

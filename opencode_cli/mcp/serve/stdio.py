@@ -2,9 +2,10 @@
 
 The SDK's own stdio transport reads stdin in a worker thread, which a cancellation cannot interrupt: a
 signal while the client is idle would wait for the next line. Here stdin and stdout are the loop's pipes,
-so SIGINT, SIGTERM and stdin closing end the server at once. Each line is checked before the SDK sees it
-(:func:`check_line`): a line over :data:`~opencode_cli.mcp.serve.limits.MAX_REQUEST_BYTES` is dropped
-unread, and a malformed request that carries an id gets a JSON-RPC error reply, never silence.
+so SIGINT, SIGTERM and stdin closing end the server at once. Each line is checked before the SDK sees it,
+by the rule HTTP bodies meet too (:func:`~opencode_cli.mcp.serve.limits.check_message`): a line over
+:data:`~opencode_cli.mcp.serve.limits.MAX_REQUEST_BYTES` is dropped unread, and a malformed request that
+carries an id gets a JSON-RPC error reply, never silence.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr (as in the SDK), so a tool's child
 process can neither read the client's requests nor write into the protocol.
@@ -19,7 +20,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .limits import MAX_REQUEST_BYTES, check_line, error_reply, too_large
+from .limits import MAX_REQUEST_BYTES, check_message, error_reply, replies, too_large
 
 #: Bytes read from stdin at a time.
 CHUNK = 1 << 16
@@ -142,12 +143,11 @@ class Stdin:
         """The line as text if the SDK should see it; ``None`` (after replying, if it had an id) if not."""
         if not line.strip():
             return None
-        text = line.decode("utf-8", errors="replace")
-        problem = check_line(text)
+        problem = check_message(line)
         if problem is None:
-            return text
+            return line.decode("utf-8")
         if problem.batch:
-            for reply in problem.batch:
+            for reply in replies(problem):
                 await self._reply(reply)
         elif problem.id is not None:
             await self._reply(problem)
@@ -165,8 +165,11 @@ class Stdin:
 
 @contextlib.asynccontextmanager
 async def claimed_stdio() -> AsyncIterator[tuple[Stdin, Stdout]]:
-    """stdin and stdout for the protocol; fds 0 and 1 point at the null device and stderr meanwhile."""
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    """stdin and stdout for the protocol; fds 0 and 1 point at the null device and stderr meanwhile (the
+    protocol writes to the stdout :mod:`opencode_cli.machine_output` kept, when the command claimed it)."""
+    from ...machine_output import wire_fd
+
+    wire_in, wire_out, before_out = os.dup(0), os.dup(wire_fd()), os.dup(1)
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -186,6 +189,6 @@ async def claimed_stdio() -> AsyncIterator[tuple[Stdin, Stdout]]:
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, True)
         os.dup2(wire_in, 0)
-        os.dup2(wire_out, 1)
-        os.close(wire_in)
-        os.close(wire_out)
+        os.dup2(before_out, 1)
+        for fd in (wire_in, wire_out, before_out):
+            os.close(fd)

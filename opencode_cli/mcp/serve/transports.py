@@ -248,6 +248,10 @@ class _Sessions:
         if scope.get("type") == "http" and self.token is not None and not self._authorized(scope):
             await _unauthorized(send)
             return
+        if scope.get("type") == "http" and scope.get("method") == "POST":
+            receive = await _checked_body(receive, send)
+            if receive is None:  # refused, and answered
+                return
         await self.app(scope, receive, send)
         if scope.get("type") != "http":
             return
@@ -266,6 +270,50 @@ class _Sessions:
         scheme, _, given = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
         expected = (self.token or "").encode()
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected)
+
+
+async def _checked_body(receive: Any, send: Any) -> Any:
+    """Read a POST's body and put it to the rule stdio's lines meet (:func:`.limits.check_message`): a
+    message the SDK can take gives a ``receive`` that hands the SDK the body again; any other is answered
+    here, as stdio answers it (413 for a body over the limit, else 400), and gives ``None``."""
+    from .limits import check_message, error_reply, replies, too_large
+
+    body = bytearray()
+    status = 0
+    while True:
+        message = await receive()
+        if message.get("type") != "http.request":  # the client went away
+            return None
+        body += message.get("body", b"")
+        if len(body) > MAX_REQUEST_BYTES:
+            problem, status = too_large(bytes(body[:4096])), 413
+            break
+        if not message.get("more_body", False):
+            problem, status = check_message(bytes(body)), 400
+            break
+    if problem is None:
+        sent = False
+
+        async def again() -> Any:
+            nonlocal sent
+            if sent:
+                return await receive()  # the SDK waits for the client's disconnect
+            sent = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        return again
+    answers = [error_reply(reply) for reply in replies(problem)]
+    text = answers[0] if problem.batch is None else "[" + ",".join(answers) + "]"
+    data = text.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+    return None
 
 
 async def _unauthorized(send: Any) -> None:

@@ -1,13 +1,15 @@
 """An MCP server (stdio) whose tools ask the client in the middle of a call: ``book`` elicits a form
 (a required name, a number with a default, an enum, a boolean with a default, an optional note),
-``visit`` a URL-mode elicitation, ``haiku`` a sampling request (50 tokens at most). Each returns what it
+``visit`` a URL-mode elicitation, ``authorize`` refuses the call with ``-32042`` (URL elicitation
+required), ``haiku`` a sampling request (50 tokens at most). Each returns what it
 got back, as text."""
 
 import warnings
 from typing import Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import SamplingMessage, TextContent
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.types import ElicitRequestURLParams, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")  # sampling is deprecated in the newest revision; it is still asked
@@ -36,6 +38,20 @@ async def visit(ctx: Context) -> str:
     """Send the user to a page."""
     answer = await ctx.elicit_url("Confirm on the shop's page", "https://shop.example/confirm?id=7", "el-7")
     return f"visit: {answer.action}"
+
+
+@mcp.tool(structured_output=False)
+def authorize() -> str:
+    """Refuse the call until the user has authorized it in a browser (-32042, URL elicitation required)."""
+    page = ElicitRequestURLParams(
+        message="Authorize access to your calendar",
+        url="https://auth.example/authorize?s=9",
+        elicitation_id="au-9",
+    )
+    # worded as a TypeScript server words it: its McpError's message carries the code already
+    raise UrlElicitationRequiredError(
+        [page], message="MCP error -32042: This request requires browser-based authorization."
+    )
 
 
 @mcp.tool(structured_output=False)
