@@ -154,7 +154,7 @@ class ToolContext:
             self.directory = project.directory
             self.worktree = self.worktree or project.worktree
         if self.asker is None:
-            self.asker = session.ask
+            self.asker = session.asks.ask
         if self.truncator is None:
             self.truncator = project.generation.truncator
         if self.env is None:

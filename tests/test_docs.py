@@ -424,3 +424,19 @@ def test_shell_examples_are_read_as_a_shell_would() -> None:
     ]
     chained = ShellExample("doc.md", 1, "", "pip install . && X=1 opencode plugins list", {}, 0)
     assert opencode_commands(chained) == [({"X": "1"}, ["plugins", "list"])]
+
+
+# -- what docs/architecture.md shows of a context ---------------------------------------------------------
+
+
+def test_a_context_built_as_the_architecture_doc_shows_runs_a_tool(project_dir: Path) -> None:
+    """``ToolContext(session=s)`` with nothing else, as docs/architecture.md builds it: every field is
+    the session's or its project's, the read's permission ask goes to the session's prompt."""
+    import asyncio
+
+    (code,) = [code for _, code in python_blocks("architecture.md") if "ToolContext(session=" in code]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/architecture.md", "exec"), namespace)
+    (project_dir / "notes.txt").write_text("written by hand\n", encoding="utf-8")
+    output = asyncio.run(namespace["read_by_hand"](str(project_dir), "notes.txt"))  # type: ignore[operator]
+    assert "1: written by hand" in output
