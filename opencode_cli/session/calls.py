@@ -27,6 +27,7 @@ from .asking import refuse_without_terminal
 from .repair import repair
 
 if TYPE_CHECKING:
+    from ..generation import Generation
     from ..results import ToolResult
     from . import Session
 
@@ -44,6 +45,18 @@ class Calls:
         for signal in list(self.running):
             signal.abort(reason)
 
+    async def ready(self, tool_id: str | None) -> Generation:
+        """The readiness check of a call, made once per call: the current generation, its registry built
+        on this loop, and the MCP servers ``tool_id`` may come from connected (again). A server that
+        connects brings its tools in a new generation, which the call then runs in."""
+        project = self.session.project
+        generation = await project.ready()
+        if generation.mcp_servers:
+            await project.mcp.ensure(tool_id)
+            if project.generation is not generation:
+                generation = await project.ready()
+        return generation
+
     async def recorded(
         self,
         tool_id: str,
@@ -51,9 +64,11 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         before: Callable[[], Awaitable[None]] | None = None,
+        generation: Generation | None = None,
     ) -> ToolResult:
         """Run a call as a tool part of the current assistant message (``before``: a check that runs once
-        the part is recorded, and may refuse the call)."""
+        the part is recorded, and may refuse the call; ``generation``: the one :meth:`ready` gave, when
+        the caller made the check already)."""
         session = self.session
         part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
         session.transcript.add_part(session.assistant(), part)
@@ -63,7 +78,7 @@ class Calls:
         try:
             if before is not None:
                 await before()
-            result = await self.run(tool_id, args, call_id, abort, part)
+            result = await self.run(tool_id, args, call_id, abort, part, generation)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
             part.fail(INTERRUPTED if cancelled else message_of(error))
@@ -82,15 +97,15 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
+        generation: Generation | None = None,
     ) -> ToolResult:
-        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
+        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)
+        in ``generation`` (else the one :meth:`ready` gives)."""
         session = self.session
-        project = session.project
-        plugins = project.plugins
-        generation = await project.ready()
-        if generation.mcp_servers:
-            await project.mcp.ensure(tool_id)
-        tool = project.registry.get(tool_id).loaded()
+        plugins = session.project.plugins
+        if generation is None:
+            generation = await self.ready(tool_id)
+        tool = generation.registry.get(tool_id).loaded()
         await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=session.id, call_id=call_id, args=args
         )
@@ -113,12 +128,8 @@ class Calls:
         """See :meth:`Session.dispatch <opencode_cli.session.Session.dispatch>`."""
         session = self.session
         call_id = call.id or ascending_id("call")
-        generation = await session.project.ready()
-        if generation.mcp_servers:
-            await session.project.mcp.ensure(call.name)  # its server connects (again) before the repair
-        if session.offering.last is None:
-            await session.offering.aresolve()
-        offered = session.offering.offered()
+        generation = await self.ready(call.name)  # its server connects (again) before the repair
+        offered = await session.offering.current(generation)
         rulesets = (session.agent.permission, session.rules)
         name, args, rerouted, refusal = repair(call, offered, *rulesets, lists_invalid=session.lists_invalid)
         if refusal is not None:
@@ -131,7 +142,12 @@ class Calls:
             part.input = args
         try:
             result = await self.recorded(
-                name, args, call_id, abort, lambda: self._doom_loop_check(call_id, call.name, name, args)
+                name,
+                args,
+                call_id,
+                abort,
+                lambda: self._doom_loop_check(call_id, call.name, name, args),
+                generation,
             )
         except Exception as error:
             part.error = error_text(error)
