@@ -63,11 +63,11 @@ class Calls:
         args: Any,
         call_id: str | None,
         abort: AbortSignal | None,
-        before: Callable[[], Awaitable[None]] | None = None,
+        before: Callable[[ToolCallPart], Awaitable[None]] | None = None,
         generation: Generation | None = None,
     ) -> ToolResult:
-        """Run a call as a tool part of the current assistant message (``before``: a check that runs once
-        the part is recorded, and may refuse the call; ``generation``: the one :meth:`ready` gave, when
+        """Run a call as a tool part of the current assistant message (``before``: a check of the part
+        once it is recorded, which may refuse the call; ``generation``: the one :meth:`ready` gave, when
         the caller made the check already)."""
         session = self.session
         part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
@@ -77,7 +77,7 @@ class Calls:
         self.running.add(abort)
         try:
             if before is not None:
-                await before()
+                await before(part)
             result = await self.run(tool_id, args, call_id, abort, part, generation)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
@@ -146,7 +146,7 @@ class Calls:
                 args,
                 call_id,
                 abort,
-                lambda: self._doom_loop_check(call_id, call.name, name, args),
+                lambda mine: self._doom_loop_check(mine, call.name, name, args),
                 generation,
             )
         except Exception as error:
@@ -180,18 +180,14 @@ class Calls:
         part.outcome = Outcome.INVALID_ARGUMENTS
         return part
 
-    async def _doom_loop_check(self, call_id: str, requested: str, name: str, args: Any) -> None:
-        """Ask ``doom_loop`` when the last three parts of the current assistant message are this call and
-        two before it of the same tool (the name the model wrote) with the same input, none pending (as
-        OpenCode's processor does): a text part in between, or a new step, starts the count over."""
+    async def _doom_loop_check(self, mine: ToolCallPart, requested: str, name: str, args: Any) -> None:
+        """Ask ``doom_loop`` when the last three parts of the current assistant message are this call
+        (``mine``, its part) and two before it of the same tool (the name the model wrote) with the same
+        input, none pending (as OpenCode's processor does): a text part in between, or a new step, starts
+        the count over."""
         session = self.session
         parts = session.assistant().parts
-        mine = next(
-            (p for p in reversed(parts) if isinstance(p, ToolCallPart) and p.call_id == call_id), None
-        )
-        if mine is None:
-            return
-        mine.fingerprint = _fingerprint(requested, args, call_id)
+        mine.fingerprint = _fingerprint(requested, args, mine.call_id)
         window = parts[-DOOM_LOOP_THRESHOLD:]
         if len(window) < DOOM_LOOP_THRESHOLD or not all(
             isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
@@ -220,7 +216,12 @@ def _fingerprint(requested: str, args: Any, call_id: str) -> str:
     """What makes two calls identical: the tool name the model wrote and a digest of the canonical input
     (a digest: a part holds it as long as the part is held; arguments that cannot be serialised are never
     identical to another call's). Fingerprints are compared within one process only (a part never saves
-    its own), so the interpreter's hash of the canonical text serves, without loading :mod:`hashlib`."""
+    its own), so the interpreter's hash of the canonical text serves, without loading :mod:`hashlib`.
+    Flat arguments (:func:`~opencode_cli.arguments.is_flat_json`) are hashed as their sorted items with
+    each value's type, which tells apart what JSON tells apart (``1``, ``1.0``, ``true``), unserialised."""
+    if is_flat_json(args):
+        items = tuple((key, type(value), value) for key, value in sorted(args.items()))
+        return f"{requested}\0{hash(items):x}"
     try:
         canonical = json.dumps(args, sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call
