@@ -14,6 +14,7 @@ from .permission import Request as PermissionRequest
 if TYPE_CHECKING:
     import asyncio
 
+    from .mcp.relay import Relay
     from .modelref import ModelRef
     from .project import Project
     from .session import Session
@@ -139,6 +140,9 @@ class ToolContext:
     """The project the call runs in (its services, store, config): the session's."""
     model: ModelRef | None = None
     """The model the session serves (``ctx.extra["model"]`` carries it too, as in OpenCode)."""
+    relay: Relay | None = field(default=None, repr=False)
+    """What the host relays of a call of an MCP server's tool (:class:`~opencode_cli.mcp.relay.Relay`):
+    the session's."""
 
     def __post_init__(self) -> None:
         session = self.session
@@ -161,6 +165,8 @@ class ToolContext:
             self.env = project.env
         if self.model is None:
             self.model = session.model
+        if self.relay is None:
+            self.relay = session.relay
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report live progress of the running call (a title and/or metadata); returns at once."""

@@ -179,7 +179,7 @@ def current_elicitor() -> Any:
     """The elicitation of the call running in this context (:meth:`Call.elicit`, bound to it, callable
     from any task), or ``None`` when nobody can be asked. The hook by which a configured MCP server's
     own ``elicitation/create`` is forwarded to the serving client: sessions of ``mcp serve`` carry this
-    under ``ctx.extra[ELICITOR]``; call it in the call's context, await what it returns elsewhere."""
+    as ``Relay.elicitor`` (``ctx.relay``); call it in the call's context, await what it returns elsewhere."""
     call = CURRENT.get()
     if call is None or not call.can_elicit():
         return None
