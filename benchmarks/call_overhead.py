@@ -17,6 +17,10 @@ run also times that round trip alone (the project's workers running a no-op, no 
 prints the threaded figure split into pipeline and hop: the part the tool layer controls, and the part
 the machine does.
 
+On a shared machine the wall figures move with everyone else's load; the run also prints, for the two
+tools that run on the loop, the CPU time the loop's thread spent per call (``time.thread_time``): the
+work the call path does, whatever the machine is busy with.
+
     python benchmarks/call_overhead.py [--calls N] [--rounds N]
 """
 
@@ -86,6 +90,8 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
             "echo_sync": [],
             "echo_inline": [],
             "echo_async": [],
+            "cpu_echo_inline": [],
+            "cpu_echo_async": [],
         }
         async with Project(project_dir, env=env) as project:
             names = [definition.id for definition in project.tools()]
@@ -113,10 +119,12 @@ async def measure(calls: int, rounds: int) -> dict[str, list[float]]:
                         session.resolve()
                         # distinct arguments: three identical calls in a row would be a doom loop
                         batch = [ToolCall(tool_id, {"text": str(number)}) for number in range(calls)]
-                        start = time.perf_counter()
+                        start, cpu = time.perf_counter(), time.thread_time()
                         for call in batch:
                             part = await session.dispatch(call)
                         figures[key].append((time.perf_counter() - start) / calls * 1e6)
+                        if f"cpu_{key}" in figures:
+                            figures[f"cpu_{key}"].append((time.thread_time() - cpu) / calls * 1e6)
                         assert part.status == "completed" and part.output == str(calls - 1), part
         return figures
 
@@ -143,6 +151,8 @@ def main() -> None:
             f"  dispatch {key:<22} {medians[key]:10.2f}   overhead {overhead:8.2f} µs"
             f"  ({verdict} the aim of {AIMS_US[key]:.0f} µs)"
         )
+    for key in ("echo_inline", "echo_async"):
+        print(f"  dispatch {key:<22} {medians['cpu_' + key]:10.2f}   CPU time of the loop's thread per call")
     pipeline = medians["echo_sync"] - medians["thread_hop"]
     print(
         f"  echo_sync without the thread round trip: {pipeline:.2f} µs of pipeline"

@@ -14,6 +14,7 @@ from .permission import Request as PermissionRequest
 if TYPE_CHECKING:
     import asyncio
 
+    from .mcp.relay import Relay
     from .modelref import ModelRef
     from .project import Project
     from .session import Session
@@ -139,6 +140,9 @@ class ToolContext:
     """The project the call runs in (its services, store, config): the session's."""
     model: ModelRef | None = None
     """The model the session serves (``ctx.extra["model"]`` carries it too, as in OpenCode)."""
+    relay: Relay | None = field(default=None, repr=False)
+    """What the host relays of a call of an MCP server's tool (:class:`~opencode_cli.mcp.relay.Relay`):
+    the session's."""
 
     def __post_init__(self) -> None:
         session = self.session
@@ -154,13 +158,15 @@ class ToolContext:
             self.directory = project.directory
             self.worktree = self.worktree or project.worktree
         if self.asker is None:
-            self.asker = session.ask
+            self.asker = session.asks.ask
         if self.truncator is None:
             self.truncator = project.generation.truncator
         if self.env is None:
             self.env = project.env
         if self.model is None:
             self.model = session.model
+        if self.relay is None:
+            self.relay = session.relay
 
     def metadata(self, title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
         """Report live progress of the running call (a title and/or metadata); returns at once."""
@@ -241,10 +247,19 @@ class ToolContext:
     def resolve(self, path: str | Path) -> Path:
         """An absolute path: ``path`` itself, or resolved against the project directory.
 
+        A path the system would refuse (:func:`too_long`) is refused here, before anything walks it,
+        with the tool's invalid-arguments text: resolving a path costs time that grows with the square
+        of its components, and a call must not spend it on a path no system call would take.
+
         A name that is not UTF-8 is listed (by ``glob``, ``read`` of a directory) with U+FFFD in place
         of each byte that is not; such a name, given back as listed, resolves to the entry it was listed
         for, when nothing is named so literally and exactly one entry of its directory reads so."""
         joined = os.path.normpath(os.path.join(self.directory, path))
+        problem = too_long(joined)
+        if problem is not None:
+            from .errors import InvalidArgumentsError
+
+            raise InvalidArgumentsError(self.tool or "unknown", problem)
         if REPLACEMENT in joined:
             joined = as_listed(joined)
         return Path(joined)
@@ -252,6 +267,25 @@ class ToolContext:
 
 #: What a byte that is not UTF-8 becomes in a listed name.
 REPLACEMENT = "\ufffd"
+
+#: The longest path a system call takes, in bytes, its terminating NUL included (Linux's ``PATH_MAX``),
+#: and the longest name of one entry (``NAME_MAX``).
+PATH_MAX = 4096
+NAME_MAX = 255
+
+
+def too_long(path: str) -> str | None:
+    """Why the system would refuse ``path`` for its length (``ENAMETOOLONG``), or ``None``: over
+    :data:`PATH_MAX` bytes in all, or a name over :data:`NAME_MAX` bytes."""
+    if len(path) < PATH_MAX // 4 and not any(len(name) > NAME_MAX // 4 for name in path.split(os.sep)):
+        return None  # at most four bytes a character: short enough without encoding it
+    encoded = path.encode("utf-8", "surrogatepass")
+    if len(encoded) >= PATH_MAX:
+        return f"the path is {len(encoded)} bytes long; the system takes at most {PATH_MAX - 1}"
+    longest = max(len(name) for name in encoded.split(b"/"))
+    if longest > NAME_MAX:
+        return f"a name in the path is {longest} bytes long; the system takes at most {NAME_MAX}"
+    return None
 
 
 def as_listed(path: str) -> str:

@@ -162,3 +162,34 @@ def test_the_random_tail_uses_every_base62_character() -> None:
     for _ in range(400):
         seen.update(ascending_id("x")[-14:])
     assert len(seen) == 62
+
+
+# -- each thing once (issue 42) ----------------------------------------------------------------------------
+
+
+def test_a_dispatched_call_checks_readiness_once_and_runs_in_the_generation_it_awaited(
+    project_dir: Any, env: dict[str, str]
+) -> None:
+    """A call's readiness (the generation, its registry built on the loop) is awaited once, also by a
+    session that has handed nothing out yet (main awaited it three times: the dispatch, the offer, the
+    run)."""
+    from opencode_cli import Project, ToolCall
+
+    awaited: list[Any] = []
+
+    class Counted(Project):
+        async def ready(self) -> Any:
+            generation = await super().ready()
+            awaited.append(generation)
+            return generation
+
+    (project_dir / "notes.txt").write_text("a note\n")
+
+    async def main() -> Any:
+        async with Counted(project_dir, env=env) as project, project.session() as session:
+            part = await session.dispatch(ToolCall("read", {"filePath": "notes.txt"}))
+            return part, project.generation
+
+    part, generation = asyncio.run(main())
+    assert part.status == "completed", part.text
+    assert awaited == [generation]

@@ -151,17 +151,22 @@ def test_per_request_switch_leaves_a_tool_out(make_project, readme) -> None:
     assert "read," not in part.text.split("Available tools: ")[1]
 
 
-def test_a_refresh_makes_the_next_call_repaired_against_the_whole_offer(make_project, readme) -> None:
-    """``Offering.arefresh`` (what ``mcp serve`` does before each call) hands nothing out, and the next
-    call is repaired against the offer as it is now, not against the last per-request switches."""
-    session = make_project().session(model=CLAUDE)
+def test_a_call_in_a_new_generation_is_repaired_against_its_whole_offer(make_project, readme) -> None:
+    """The tools handed out last belong to their generation: a call in another one (after a reload) is
+    repaired against that generation's offer as it is now, not the last per-request switches; a call
+    with nothing handed out yet makes the offer once and keeps it."""
+    project = make_project()
+    session = project.session(model=CLAUDE)
     names(session, tools={"read": False})
+    [refused] = dispatch(session, call("read", {"filePath": str(readme)}))
+    assert refused.tool == "invalid", refused.text
 
-    run(session.offering.arefresh())
+    session.offering.made_in = None  # as if the generation the switches were handed out in was replaced
     [part] = dispatch(session, call("read", {"filePath": str(readme)}))
 
     assert part.tool == "read" and part.status == "completed", part.text
     assert session.offering.last is not None and "read" in session.offering.last
+    assert session.offering.made_in is project.generation
 
 
 @pytest.mark.parametrize("model", [None, CLAUDE, GPT5, GEMINI, ModelRef.parse("openai/gpt-4o")])

@@ -521,3 +521,19 @@ def test_roles_become_references() -> None:
         '<autoref identifier="opencode_cli.plugins.Plugins" optional><code>Plugins</code></autoref> '
         '(<autoref identifier="a.b" optional><code>a.b</code></autoref>) below:\n'
     )
+
+
+# -- what docs/architecture.md shows of a context ---------------------------------------------------------
+
+
+def test_a_context_built_as_the_architecture_doc_shows_runs_a_tool(project_dir: Path) -> None:
+    """``ToolContext(session=s)`` with nothing else, as docs/architecture.md builds it: every field is
+    the session's or its project's, the read's permission ask goes to the session's prompt."""
+    import asyncio
+
+    (code,) = [code for _, code in python_blocks("architecture.md") if "ToolContext(session=" in code]
+    namespace: dict[str, object] = {}
+    exec(compile(code, "docs/architecture.md", "exec"), namespace)
+    (project_dir / "notes.txt").write_text("written by hand\n", encoding="utf-8")
+    output = asyncio.run(namespace["read_by_hand"](str(project_dir), "notes.txt"))  # type: ignore[operator]
+    assert "1: written by hand" in output

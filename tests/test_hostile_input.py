@@ -466,3 +466,14 @@ def test_fuzzed_arguments_never_escape_dispatch(
             assert "Traceback" not in text
     assert snapshot(outside) == before
     assert not os.path.exists(project_dir.parent / "escaped.txt")
+
+
+@given(st.lists(st.text(alphabet="aé/\U0001f600", max_size=300), max_size=40).map("/".join))
+def test_a_path_is_too_long_exactly_when_the_system_would_say_so(path: str) -> None:
+    """:func:`opencode_cli.context.too_long` agrees with the byte limits the system applies (its short
+    cut for short text included): over 4 095 bytes in all, or a name over 255 bytes."""
+    from opencode_cli.context import NAME_MAX, PATH_MAX, too_long
+
+    encoded = path.encode("utf-8")
+    refused = len(encoded) >= PATH_MAX or any(len(name) > NAME_MAX for name in encoded.split(b"/"))
+    assert (too_long(path) is not None) == refused

@@ -509,10 +509,10 @@ def test_an_error_quoting_a_huge_argument_is_cut_short(make_project) -> None:
     from opencode_cli.session import ToolCall
 
     with make_project().session() as session:
-        part = asyncio.run(session.dispatch(ToolCall("read", {"filePath": "x" * 300_000})))
+        part = asyncio.run(session.dispatch(ToolCall("skill", {"name": "x" * 300_000})))
 
     assert part.status == "error" and len(part.text) < MAX_ERROR_CHARS + 100
-    assert "characters) …" in part.text and part.text.endswith(": File name too long")
+    assert part.text.startswith('Skill "xxx') and "characters) …" in part.text
 
 
 # -- bounded in bytes ------------------------------------------------------------------------------------

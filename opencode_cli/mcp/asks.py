@@ -9,7 +9,7 @@ for each call; the connection hands a server's request to the oldest call in pro
 1. ``ctx.extra["elicit"]`` (:data:`ELICIT`): the session's elicitation callback, an async callable taking
    an :class:`Elicitation` and returning an :class:`ElicitAnswer` (a library host passes it as
    ``project.session(extra={"elicit": callback})``);
-   then, in ``opencode mcp serve``, a form goes to the serving client (``ctx.extra[ELICITOR]``, when that
+   then, in ``opencode mcp serve``, a form goes to the serving client (``ctx.relay.elicitor``, when that
    client declared elicitation);
 2. else ``ctx.extra["question"]``: the question asker the ``question`` tool uses (the CLI's terminal
    prompt), through :func:`ask_with_questions`: the action first (answer, decline, cancel), then one
@@ -43,12 +43,6 @@ from ..errors import ToolError
 if TYPE_CHECKING:
     from ..context import ToolContext
 
-#: The ``ctx.extra`` key of a host's elicitor: called in the call's context, it returns an async
-#: ``ask(request: Elicitation)`` giving the SDK's ``ElicitResult`` (or ``None``: unanswered) that puts the
-#: request to the person behind the host's client, with ``ask.takes(mode)`` saying whether that client
-#: takes ``"form"``/``"url"`` requests; or ``None`` when nobody can be asked (``mcp serve`` sets it: a
-#: configured server's ``elicitation/create`` is forwarded through it).
-ELICITOR = "mcp_elicitor"
 #: The ``ctx.extra`` key of the session's elicitation callback.
 ELICIT = "elicit"
 #: The permission a sampling request asks (the pattern is the server's name).
@@ -322,7 +316,7 @@ class CallAsks:
         self.ctx = ctx
         # a host serving this call onwards (opencode mcp serve) can put a form to its own client: the
         # elicitor is bound here, in the call's context, and awaited from the connection's task
-        elicitor = ctx.extra.get(ELICITOR)
+        elicitor = ctx.relay.elicitor if ctx.relay is not None else None
         self._forward = elicitor() if elicitor is not None else None
         # the server's requests are answered in the connection's task: the permission ask is made in
         # the call's context, so a host's prompt finds the call it belongs to (mcp serve's client)

@@ -20,13 +20,9 @@ from ..contract import Tool
 from ..results import ToolResult
 from ..sources import Contribution, Source
 from ..toolspec import ToolSource
-from .asks import ELICITOR
 from .naming import MAX_ID, renamed, sanitize
 
 __all__ = [
-    "ELICITOR",
-    "PROGRESS_SINK",
-    "RESULT_SINK",
     "McpSource",
     "McpTool",
     "ResourceSource",
@@ -38,13 +34,6 @@ if TYPE_CHECKING:
     from ..context import ToolContext
     from .config import ServerConfig
     from .servers import McpServers
-
-
-#: The ``ctx.extra`` key of a host's sink for an MCP tool's progress: ``sink(progress, total, message)``.
-PROGRESS_SINK = "mcp_progress"
-#: The ``ctx.extra`` key of a host's sink for an MCP tool's result as its server sent it (the SDK's
-#: ``CallToolResult``), called before the result is mapped for the model.
-RESULT_SINK = "mcp_result"
 
 
 def tool_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -99,7 +88,8 @@ class McpTool(Tool):
         await ctx.ask(self.id, ["*"], always=["*"], metadata={})
         connection = await self._servers.connection(self.server)
         # progress reports arrive in the connection's task: the sink runs in the call's context
-        progress = ctx.extra.get(PROGRESS_SINK)
+        relay = ctx.relay
+        progress = relay.progress if relay is not None else None
         if progress is not None:
             progress = functools.partial(contextvars.copy_context().run, progress)
         asks = CallAsks(self.server, ctx)
@@ -110,7 +100,7 @@ class McpTool(Tool):
                 )
             except UrlElicitationRequired as required:  # pages to open first: the user is shown them
                 raise ToolError(await required.deliver(asks)) from None
-        keep = ctx.extra.get(RESULT_SINK)
+        keep = relay.result if relay is not None else None
         if keep is not None:
             keep(result)  # a host serving the call onwards passes the server's own result on
         mapped = tool_result(result)

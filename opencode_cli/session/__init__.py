@@ -40,6 +40,7 @@ from .turns import Turns
 
 if TYPE_CHECKING:
     from ..agents import Agent
+    from ..mcp.relay import Relay
     from ..models.loop import RunResult
     from ..project import Project
     from ..results import ToolResult
@@ -110,6 +111,9 @@ class Session:
     extra: dict[str, Any] = field(default_factory=dict)
     """Host values added to every call's ``ctx.extra``, e.g. ``"question"``: the async callable the
     ``question`` and ``plan_exit`` tools reach the user with (see :mod:`opencode_cli.tools._question`)."""
+    relay: Relay | None = field(default=None, repr=False)
+    """What the host relays of a call of an MCP server's tool to its own client (progress, the result,
+    elicitation: :class:`~opencode_cli.mcp.relay.Relay`); ``opencode mcp serve`` sets it."""
     parent: Session | None = field(default=None, repr=False)
     """The session that opened this one with :meth:`child` (a subagent's session), if any."""
     title: str = ""
@@ -298,6 +302,7 @@ class Session:
             "model": sub.model or self.model,
             "profile": self.profile,
             "extra": dict(self.extra),
+            "relay": self.relay,
             "remember": self.remember,
             "parent": self,
             "title": title,
@@ -323,6 +328,7 @@ class Session:
             model=sub.model or self.model,
             profile=self.profile,
             extra=dict(self.extra),
+            relay=self.relay,
             parent=self,
         )
         self.children[child.id] = child
@@ -441,4 +447,5 @@ class Session:
             project=project,
             session=self,
             model=self.model,
+            relay=self.relay,
         )

@@ -27,6 +27,7 @@ from .asking import refuse_without_terminal
 from .repair import repair
 
 if TYPE_CHECKING:
+    from ..generation import Generation
     from ..results import ToolResult
     from . import Session
 
@@ -44,16 +45,30 @@ class Calls:
         for signal in list(self.running):
             signal.abort(reason)
 
+    async def ready(self, tool_id: str | None) -> Generation:
+        """The readiness check of a call, made once per call: the current generation, its registry built
+        on this loop, and the MCP servers ``tool_id`` may come from connected (again). A server that
+        connects brings its tools in a new generation, which the call then runs in."""
+        project = self.session.project
+        generation = await project.ready()
+        if generation.mcp_servers:
+            await project.mcp.ensure(tool_id)
+            if project.generation is not generation:
+                generation = await project.ready()
+        return generation
+
     async def recorded(
         self,
         tool_id: str,
         args: Any,
         call_id: str | None,
         abort: AbortSignal | None,
-        before: Callable[[], Awaitable[None]] | None = None,
+        before: Callable[[ToolCallPart], Awaitable[None]] | None = None,
+        generation: Generation | None = None,
     ) -> ToolResult:
-        """Run a call as a tool part of the current assistant message (``before``: a check that runs once
-        the part is recorded, and may refuse the call)."""
+        """Run a call as a tool part of the current assistant message (``before``: a check of the part
+        once it is recorded, which may refuse the call; ``generation``: the one :meth:`ready` gave, when
+        the caller made the check already)."""
         session = self.session
         part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
         session.transcript.add_part(session.assistant(), part)
@@ -62,8 +77,8 @@ class Calls:
         self.running.add(abort)
         try:
             if before is not None:
-                await before()
-            result = await self.run(tool_id, args, call_id, abort, part)
+                await before(part)
+            result = await self.run(tool_id, args, call_id, abort, part, generation)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
             asked = getattr(error, "permission", None)  # a refused ask: which (opencode stats reads it)
@@ -85,15 +100,15 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
+        generation: Generation | None = None,
     ) -> ToolResult:
-        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
+        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)
+        in ``generation`` (else the one :meth:`ready` gives)."""
         session = self.session
-        project = session.project
-        plugins = project.plugins
-        generation = await project.ready()
-        if generation.mcp_servers:
-            await project.mcp.ensure(tool_id)
-        tool = project.registry.get(tool_id).loaded()
+        plugins = session.project.plugins
+        if generation is None:
+            generation = await self.ready(tool_id)
+        tool = generation.registry.get(tool_id).loaded()
         await plugins.acall(
             "tool_execute_before", tool=tool_id, session_id=session.id, call_id=call_id, args=args
         )
@@ -116,12 +131,8 @@ class Calls:
         """See :meth:`Session.dispatch <opencode_cli.session.Session.dispatch>`."""
         session = self.session
         call_id = call.id or ascending_id("call")
-        generation = await session.project.ready()
-        if generation.mcp_servers:
-            await session.project.mcp.ensure(call.name)  # its server connects (again) before the repair
-        if session.offering.last is None:
-            await session.offering.aresolve()
-        offered = session.offering.offered()
+        generation = await self.ready(call.name)  # its server connects (again) before the repair
+        offered = await session.offering.current(generation)
         rulesets = (session.agent.permission, session.rules)
         name, args, rerouted, refusal = repair(call, offered, *rulesets, lists_invalid=session.lists_invalid)
         if refusal is not None:
@@ -134,7 +145,12 @@ class Calls:
             part.input = args
         try:
             result = await self.recorded(
-                name, args, call_id, abort, lambda: self._doom_loop_check(call_id, call.name, name, args)
+                name,
+                args,
+                call_id,
+                abort,
+                lambda mine: self._doom_loop_check(mine, call.name, name, args),
+                generation,
             )
         except Exception as error:
             part.error = error_text(error)
@@ -167,21 +183,15 @@ class Calls:
         part.outcome = Outcome.INVALID_ARGUMENTS
         return part
 
-    async def _doom_loop_check(self, call_id: str, requested: str, name: str, args: Any) -> None:
-        """Ask ``doom_loop`` when the last three parts of the doom-loop window are this call and two before
-        it of the same tool (the name the model wrote) with the same input, none pending (as OpenCode's
-        processor does): a text part in between, or a new step, starts the count over; the steps of one
-        :meth:`Session.run <opencode_cli.session.Session.run>` are one window (:meth:`Turns.recent_parts
-        <opencode_cli.session.turns.Turns.recent_parts>`), so a model repeating a call step after step is
-        stopped too."""
+    async def _doom_loop_check(self, mine: ToolCallPart, requested: str, name: str, args: Any) -> None:
+        """Ask ``doom_loop`` when the last three parts of the doom-loop window are this call (``mine``, its
+        part) and two before it of the same tool (the name the model wrote) with the same input, none
+        pending (as OpenCode's processor does): a text part in between, or a new step, starts the count
+        over; the steps of one :meth:`Session.run <opencode_cli.session.Session.run>` are one window
+        (:meth:`Turns.recent_parts <opencode_cli.session.turns.Turns.recent_parts>`), so a model repeating
+        a call step after step is stopped too."""
         session = self.session
-        parts = session.assistant().parts
-        mine = next(
-            (p for p in reversed(parts) if isinstance(p, ToolCallPart) and p.call_id == call_id), None
-        )
-        if mine is None:
-            return
-        mine.fingerprint = _fingerprint(requested, args, call_id)
+        mine.fingerprint = _fingerprint(requested, args, mine.call_id)
         window = session.turns.recent_parts(DOOM_LOOP_THRESHOLD)
         if len(window) < DOOM_LOOP_THRESHOLD or not all(
             isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
@@ -212,7 +222,12 @@ def _fingerprint(requested: str, args: Any, call_id: str) -> str:
     """What makes two calls identical: the tool name the model wrote and a digest of the canonical input
     (a digest: a part holds it as long as the part is held; arguments that cannot be serialised are never
     identical to another call's). Fingerprints are compared within one process only (a part never saves
-    its own), so the interpreter's hash of the canonical text serves, without loading :mod:`hashlib`."""
+    its own), so the interpreter's hash of the canonical text serves, without loading :mod:`hashlib`.
+    Flat arguments (:func:`~opencode_cli.arguments.is_flat_json`) are hashed as their sorted items with
+    each value's type, which tells apart what JSON tells apart (``1``, ``1.0``, ``true``), unserialised."""
+    if is_flat_json(args):
+        items = tuple((key, type(value), value) for key, value in sorted(args.items()))
+        return f"{requested}\0{hash(items):x}"
     try:
         canonical = json.dumps(args, sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):  # arguments validation will refuse the call

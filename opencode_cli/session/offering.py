@@ -31,6 +31,8 @@ class Offering:
         self.last: dict[str, WireTool] | None = None
         """The tools handed out last, by name (``None``: none yet, or the agent changed since): the
         generation's own, read and never changed (what was handed out is a copy)."""
+        self.made_in: Generation | None = None
+        """The generation :attr:`last` was made in."""
 
     def resolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.resolve <opencode_cli.session.Session.resolve>`."""
@@ -43,20 +45,23 @@ class Offering:
                 session.model, session.agent, rules=session.rules, switches=switches, schemas=True
             )
             made = self._shape(generation, key, tools, offer)
-        return self._hand_out(made[1])
+        return self._hand_out(made[1], generation)
 
     async def aresolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.aresolve <opencode_cli.session.Session.aresolve>`."""
-        return self._hand_out(await self._amade(tools))
+        generation = await self.session.project.ready()
+        return self._hand_out(await self._amade(tools, generation), generation)
 
-    async def arefresh(self) -> None:
-        """Make :attr:`last` the offer of the current generation, the tools the next call is repaired
-        against, as :meth:`aresolve` would, without handing out a copy (a host that runs calls only)."""
-        self._keep(await self._amade(None))
+    async def current(self, generation: Generation) -> dict[str, WireTool]:
+        """The tools a call in ``generation`` (ready) is repaired against: those handed out last, or,
+        when none were in that generation (or the agent changed since), its offer as :meth:`aresolve`
+        would make it, kept without handing out a copy (a host that runs calls only)."""
+        if self.last is None or self.made_in is not generation:
+            self._keep(await self._amade(None, generation), generation)
+        return self.last or {}
 
-    async def _amade(self, tools: dict[str, bool] | None) -> tuple[WireTool, ...]:
+    async def _amade(self, tools: dict[str, bool] | None, generation: Generation) -> tuple[WireTool, ...]:
         session = self.session
-        generation = await session.project.ready()
         key, switches = self._key(tools)
         made = generation.offers.get(key) if tools is None else None
         if made is None or made[0] is not session.agent:
@@ -105,10 +110,10 @@ class Offering:
             generation.offers.put(key, made)
         return made
 
-    def _hand_out(self, wire: tuple[WireTool, ...]) -> list[WireTool]:
+    def _hand_out(self, wire: tuple[WireTool, ...], generation: Generation) -> list[WireTool]:
         """A copy of the wire tools of its own for the caller (a host may change what it receives)."""
-        self._keep(wire)
+        self._keep(wire, generation)
         return [tool.copy() for tool in wire]
 
-    def _keep(self, wire: tuple[WireTool, ...]) -> None:
-        self.last = {tool.name: tool for tool in wire}
+    def _keep(self, wire: tuple[WireTool, ...], generation: Generation) -> None:
+        self.last, self.made_in = {tool.name: tool for tool in wire}, generation

@@ -38,6 +38,8 @@ def repair(
     """Repair ``call`` against the ``offered`` tools (by name) under ``rulesets`` (the agent's, then the
     session's: merged, later ones winning, only when a reroute needs them). ``lists_invalid``: whether
     the unknown-tool error names ``invalid`` among the available tools (see ``Session.lists_invalid``)."""
+    if type(call.arguments) is dict and call.name in offered:  # most calls: nothing to repair
+        return Repaired(call.name, dict(call.arguments))
 
     def has_invalid() -> bool:  # asked only when a call needs rerouting: it costs a rules walk
         return bool(offered) and not disabled([INVALID], merge(*rulesets))

@@ -149,6 +149,15 @@ def _output_text(collected: _shell_output.Collected, notes: list[str]) -> str:
     return output
 
 
+def _scan(command: str, cwd: str, ctx: ToolContext, env: dict[str, str]) -> _shell_scan.Scan:
+    """In a worker thread: what ``command`` run in ``cwd`` reaches (:func:`_shell_scan.scan`), the
+    working directory included when it is outside the project."""
+    scan = _shell_scan.scan(command, cwd=cwd, directory=ctx.directory, worktree=ctx.worktree, env=env)
+    if not boundary.is_inside(cwd, ctx.directory, ctx.worktree):
+        scan.add_dir(boundary.real(cwd))
+    return scan
+
+
 async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     """Scan, ask, run ``params.command`` and report its output (see the module docstring)."""
     if params.timeout is not None and params.timeout < 0:  # only reachable when validation is bypassed
@@ -160,9 +169,7 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     env = await ctx.process_env(cwd)  # the shell_env hooks may change it
     shell = _shell_choice.choose(env)
 
-    scan = _shell_scan.scan(params.command, cwd=cwd, directory=ctx.directory, worktree=ctx.worktree, env=env)
-    if not boundary.is_inside(cwd, ctx.directory, ctx.worktree):
-        scan.add_dir(boundary.real(cwd))
+    scan = await asyncio.to_thread(_scan, params.command, cwd, ctx, env)  # it walks paths: off the loop
     await _ask(ctx, scan, params.command)
 
     if not os.path.isdir(cwd):

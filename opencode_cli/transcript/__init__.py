@@ -200,8 +200,9 @@ class Transcript:
         while it is within the bounds; see the class docstring)."""
         if self.store is not None:
             self.store.save_part(part.as_dict())
-        for listener in list(self.listeners):
-            listener("message.part.updated", {"part": part.as_dict()})
+        if self.listeners:
+            for listener in list(self.listeners):
+                listener("message.part.updated", {"part": part.as_dict()})
         if part.id in self._weights:
             self._hold(part)
             self._trim()
@@ -302,15 +303,32 @@ def part_size(part: Part) -> int:
         return 64
     size = 64 + len(part.raw) + len(part.output or "") + len(part.error or "") + len(part.title or "")
     size += _size(part.input) + _size(part.metadata)
-    return size + sum(len(item.url) + 64 for item in part.attachments)
+    if part.attachments:
+        size += sum(len(item.url) + 64 for item in part.attachments)
+    return size
+
+
+#: The types of a JSON scalar other than text, exactly (each counts as 8 characters).
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _size(value: Any) -> int:
     """The characters of the strings in a JSON-like value (walked without recursion: any depth)."""
+    if type(value) is dict:  # the common case, a flat object, without the walk
+        size = 0
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is not str or (kind is not str and kind not in _SCALARS):
+                break
+            size += len(key) + (len(item) if kind is str else 8)
+        else:
+            return size
     size, stack = 0, [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
+        if type(item) in _SCALARS:
+            size += 8
+        elif isinstance(item, str):
             size += len(item)
         elif isinstance(item, Mapping):
             for key, inner in item.items():

@@ -227,8 +227,8 @@ class Elicitor:
 def current_elicitor() -> Elicitor | None:
     """The elicitation of the call running in this context, or ``None`` when nobody can be asked. The
     hook by which a configured MCP server's own ``elicitation/create`` is forwarded to the serving client:
-    sessions of ``mcp serve`` carry this under ``ctx.extra[ELICITOR]``; call it in the call's context,
-    await what it returns elsewhere."""
+    sessions of ``mcp serve`` carry this as ``Relay.elicitor`` (``ctx.relay``); call it in the call's
+    context, await what it returns elsewhere."""
     call = CURRENT.get()
     if call is None or not (call.can_elicit() or call.can_open_urls()):
         return None

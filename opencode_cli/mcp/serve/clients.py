@@ -22,7 +22,7 @@ import mcp_types as types
 
 from ...errors import message_of
 from ...session import QUESTION_ASKER
-from ..source import ELICITOR, PROGRESS_SINK, RESULT_SINK
+from ..relay import Relay
 from .asking import declares_elicitation, make_prompt
 from .calls import (
     DEFAULT_LOG_LEVEL,
@@ -201,12 +201,12 @@ class Clients:
             "on_metadata": forward_metadata,
             "rules": list(host.options.rules),
             "title": f"opencode mcp serve ({key})",
-            "extra": {
-                PROGRESS_SINK: forward_progress,  # an MCP tool's progress, to the client's token
-                RESULT_SINK: keep_result,  # an MCP tool's result, passed on as its server said it
-                ELICITOR: current_elicitor,  # a configured server's elicitation, put to this client
-                **({QUESTION_ASKER: ask_questions} if elicits else {}),
-            },
+            "relay": Relay(
+                progress=forward_progress,  # an MCP tool's progress, to the client's token
+                result=keep_result,  # an MCP tool's result, passed on as its server said it
+                elicitor=current_elicitor,  # a configured server's elicitation, put to this client
+            ),
+            "extra": {QUESTION_ASKER: ask_questions} if elicits else {},
             "own_approvals": True,
             "lists_invalid": False,  # tools/list never offers it
             "window": SESSION_WINDOW,  # each call is a step: the latest steps are all a call needs

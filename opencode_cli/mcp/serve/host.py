@@ -256,8 +256,7 @@ class ServeHost:
     ) -> ToolPart:
         await self.whole(client.project)
         with client.project.generations.hold():
-            self._follow_agent(client.session)
-            await client.session.offering.arefresh()  # the offer of the generation this call runs in
+            self._follow_agent(client.session)  # the call is repaired against its generation's offer
             client.session.step()  # each tools/call is a model step of its own (the doom-loop window)
             return await client.session.dispatch(
                 ToolCall(params.name, dict(params.arguments or {})), abort=abort
