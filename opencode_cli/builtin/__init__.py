@@ -35,6 +35,7 @@ PLUGINS: tuple[EntryPoint, ...] = (
     _plugin("codemode"),  # execute
     _plugin("lsp"),  # lsp
     _plugin("providers"),  # the model providers: OpenAI-compatible, Anthropic, Google
+    _plugin("telemetry"),  # OpenTelemetry spans of each call, when OpenTelemetry is configured
 )
 
 #: Plugins that cannot be switched off: every call runs through ``core``'s ``tool_execute``.

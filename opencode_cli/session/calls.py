@@ -61,9 +61,7 @@ class Calls:
         abort = abort or AbortSignal()
         self.running.add(abort)
         try:
-            if before is not None:
-                await before()
-            result = await self.run(tool_id, args, call_id, abort, part)
+            result = await self.run(tool_id, args, call_id, abort, part, before)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
             part.fail(INTERRUPTED if cancelled else message_of(error))
@@ -82,8 +80,37 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
+        before: Callable[[], Awaitable[None]] | None = None,
     ) -> ToolResult:
-        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
+        """Run a call inside the ``tool_call`` wrappers: ``before`` (a check that may refuse it), then the
+        hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
+
+        async def proceed() -> ToolResult:
+            if before is not None:
+                await before()
+            return await self._execute(tool_id, args, call_id, abort, part)
+
+        session = self.session
+        running = session.project.plugins.call(
+            "tool_call",
+            tool=tool_id,
+            session_id=session.id,
+            call_id=call_id,
+            args=args,
+            session=session,
+            proceed=proceed,
+        )
+        return await (running if running is not None else proceed())
+
+    async def _execute(
+        self,
+        tool_id: str,
+        args: Any,
+        call_id: str | None,
+        abort: AbortSignal | None,
+        part: ToolCallPart | None,
+    ) -> ToolResult:
+        """The execution hooks around the tool's wrap."""
         session = self.session
         project = session.project
         plugins = project.plugins

@@ -1,0 +1,152 @@
+"""OpenTelemetry traces and metrics of the tool layer, when the user configured OpenTelemetry.
+
+*Configured* means one of the standard ways: an exporter or endpoint in the environment
+(``OTEL_EXPORTER_OTLP_ENDPOINT``, ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_TRACES_EXPORTER``,
+``OTEL_METRICS_EXPORTER``, ``OTEL_SERVICE_NAME``…) with the ``otel`` extra installed, or a
+``TracerProvider`` that a library host set globally before it opened its project. ``OTEL_SDK_DISABLED=true``
+switches it all off, and so does switching off the ``telemetry`` built-in plugin (``-p no:telemetry``,
+``[plugins] disabled = ["telemetry"]``) for that project.
+
+This module is the one place that decides, and it imports nothing of OpenTelemetry: without the extra, or
+with it installed and not configured, :func:`tracing` answers ``None`` from the environment and
+``sys.modules`` alone, and every instrumented place goes on as if this package did not exist. When it is
+configured, :mod:`.instruments` (which imports OpenTelemetry) does the work: the ``execute_tool`` span of
+each call (through the ``telemetry`` plugin's wrapper of the ``tool_call`` hook), ``invoke_agent`` and
+``chat`` spans of ``opencode run``, and the MCP client and server spans, with the trace context carried in
+``params._meta``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..plugins import Plugins
+    from .instruments import Instruments
+
+#: The name of the built-in plugin that switches telemetry for a project.
+PLUGIN = "telemetry"
+
+#: Environment variables that configure OpenTelemetry's export (any one set, and not to ``none``).
+CONFIGURING = (
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_SERVICE_NAME",
+)
+
+#: The opt-in to recording tool arguments and results on spans (they may hold secrets): the variable the
+#: OpenTelemetry GenAI instrumentations read, with any of these values.
+CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+CAPTURE_VALUES = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event"})
+
+
+def from_environment() -> bool:
+    """Whether the environment configures an export (and does not switch the SDK off)."""
+    environ = os.environ
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    exporters = [
+        environ.get(name, "").strip().lower() for name in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
+    ]
+    if all(value == "none" for value in exporters):
+        return False
+    return any(environ.get(name) for name in CONFIGURING)
+
+
+def host_provider() -> bool:
+    """Whether the process set a global ``TracerProvider`` of its own (a library host did, before opening
+    its project). Looked up only when OpenTelemetry's API is imported already: nothing is imported here."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return False
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def configured() -> bool:
+    """Whether OpenTelemetry is configured for this process (see the module docstring)."""
+    return host_provider() or from_environment()
+
+
+#: Per project (its plugins): whether its ``telemetry`` plugin is on, and whether the environment
+#: configures an export, as first seen (reading the environment costs microseconds; a call, less).
+_decided: weakref.WeakKeyDictionary[Plugins, tuple[bool, bool]] = weakref.WeakKeyDictionary()
+
+
+def tracing(plugins: Plugins | None) -> Instruments | None:
+    """The instruments to record with, or ``None``: OpenTelemetry is not configured, its packages are
+    missing (said once on stderr), or the ``telemetry`` plugin is switched off in ``plugins``' project
+    (``None``: no project)."""
+    decided = _decided.get(plugins) if plugins is not None else None
+    if decided is None:
+        plugin_on = plugins is None or plugins.record_for(PLUGIN) is not None
+        decided = (plugin_on, from_environment())
+        if plugins is not None:
+            _decided[plugins] = decided
+    plugin_on, environment = decided
+    if not plugin_on or not (environment or host_provider()):
+        return None
+    try:
+        from .instruments import current
+    except ImportError as error:  # the otel extra is not installed
+        _missing(error)
+        return None
+    return current()
+
+
+def instruments_now() -> Instruments | None:
+    """The instruments made so far (``None``: nothing was traced in this process), for hooks with no
+    project at hand: they act on the call traced in their own task, if there is one."""
+    module = sys.modules.get(f"{__name__}.instruments")
+    return None if module is None else module._current
+
+
+def capture_content() -> bool:
+    """Whether the user opted in to tool arguments and results on spans (:data:`CAPTURE_CONTENT`)."""
+    return os.environ.get(CAPTURE_CONTENT, "").strip().lower() in CAPTURE_VALUES
+
+
+_warned = False
+
+
+def _missing(error: ImportError) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        print(
+            f"opencode: OpenTelemetry is configured in the environment, but {error.name or 'it'} is not "
+            "installed: no traces are sent (pip install 'opencode-tools[otel]')",
+            file=sys.stderr,
+        )
+
+
+def off() -> Any:
+    """A recorder that records nothing (what the instrumented places use when :func:`tracing` is ``None``)."""
+    return _OFF
+
+
+class _Off:
+    """Every recorder's methods, doing nothing; a context manager that gives itself."""
+
+    def __enter__(self) -> _Off:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return _nothing
+
+
+def _nothing(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+_OFF = _Off()
