@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import message_of
+from ..telemetry import off, tracing
 
 if TYPE_CHECKING:
     from .connection import McpConnection
@@ -61,15 +62,27 @@ class Requests:
         session = self._live()
         connection = self.connection
         listed = next((tool for tool in connection.tools if tool.name == name), None)
-        if listed is not None and tasks.required(listed, connection.capabilities):
-            timeout = connection.server.request_timeout
-            return await self._unless_lost(
-                tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
-            )
-        return await self._unless_lost(self._call_tool(session, name, arguments, progress), "tools/call")
+        instruments = tracing(connection.plugins)
+        with instruments.calling(name, connection.server) if instruments else off() as request:
+            if listed is not None and tasks.required(listed, connection.capabilities):
+                timeout = connection.server.request_timeout
+                result = await self._unless_lost(
+                    tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
+                )
+            else:
+                called = self._call_tool(session, name, arguments, progress, request.meta)
+                result = await self._unless_lost(called, "tools/call")
+            if getattr(result, "is_error", False):
+                request.failed("tool_error")
+            return result
 
     async def _call_tool(
-        self, session: Any, name: str, arguments: dict[str, Any], progress: ProgressSink | None
+        self,
+        session: Any,
+        name: str,
+        arguments: dict[str, Any],
+        progress: ProgressSink | None,
+        meta: dict[str, Any] | None = None,
     ) -> Any:
         loop = asyncio.get_running_loop()
         server = self.connection.server
@@ -84,7 +97,8 @@ class Requests:
                         progress(value, total, message)
 
             # a progress callback makes the SDK send a progress token with the call
-            return await session.call_tool(name, arguments, progress_callback=reported)
+            # meta: the trace context (traceparent, tracestate), when the call is traced
+            return await session.call_tool(name, arguments, progress_callback=reported, meta=meta or None)
 
     async def list_resources(self) -> list[Any]:
         """Every resource of the server (all pages)."""

@@ -128,12 +128,13 @@ def _missing(error: ImportError) -> None:
 
 
 def off() -> Any:
-    """A recorder that records nothing (what the instrumented places use when :func:`tracing` is ``None``)."""
+    """A recorder that records nothing: what an instrumented place uses when :func:`tracing` is ``None``."""
     return _OFF
 
 
 class _Off:
-    """Every recorder's methods, doing nothing; a context manager that gives itself."""
+    """Every recorder's methods, doing nothing and giving this recorder back; a context manager that
+    gives itself (``with off().chat(model) as chat: chat.finished(...)`` does nothing)."""
 
     def __enter__(self) -> _Off:
         return self
@@ -145,8 +146,8 @@ class _Off:
         return _nothing
 
 
-def _nothing(*args: Any, **kwargs: Any) -> None:
-    return None
+def _nothing(*args: Any, **kwargs: Any) -> _Off:
+    return _OFF
 
 
 _OFF = _Off()

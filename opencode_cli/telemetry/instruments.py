@@ -234,6 +234,19 @@ class Instruments:
 
     # -- MCP ---------------------------------------------------------------------------------------------
 
+    def calling(self, tool: str, server: Any) -> contextlib.AbstractContextManager[_Request]:
+        """:meth:`mcp_request` for a ``tools/call`` to a configured MCP server (its ``ServerConfig``)."""
+        from urllib.parse import urlsplit
+
+        attributes: dict[str, Any] = {"gen_ai.tool.name": tool, "network.transport": "pipe"}
+        if server.type == "remote":
+            url = urlsplit(server.url)
+            attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
+            if url.hostname:
+                attributes["server.address"] = url.hostname
+                attributes["server.port"] = url.port or (443 if url.scheme == "https" else 80)
+        return self.mcp_request("tools/call", tool, attributes)
+
     @contextlib.contextmanager
     def mcp_request(self, method: str, target: str | None, attributes: dict[str, Any]) -> Iterator[_Request]:
         """A request to an MCP server (a ``CLIENT`` span): ``.meta`` is the ``_meta`` to send with it (the
@@ -257,6 +270,20 @@ class Instruments:
                 key: attributes[key] for key in ("mcp.method.name", "gen_ai.tool.name") if key in attributes
             }
             self.mcp_client_duration.record(time.perf_counter() - started, labels | _maybe(error))
+
+    def served_call(self, running: Awaitable[Any], ctx: Any, params: Any, http: bool) -> Awaitable[Any]:
+        """:meth:`served` for a ``tools/call`` of ``mcp serve`` (the SDK's request context and params)."""
+        attributes: dict[str, Any] = {"gen_ai.tool.name": params.name, "network.transport": "pipe"}
+        if ctx.request_id is not None:
+            attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        if ctx.protocol_version:
+            attributes["mcp.protocol.version"] = ctx.protocol_version
+        if http:
+            attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
+            session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+            if session_id:
+                attributes["mcp.session.id"] = session_id
+        return self.served(running, "tools/call", params.name, params.meta, attributes)
 
     async def served(
         self, running: Awaitable[Any], method: str, target: str | None, meta: Any, attributes: dict[str, Any]
