@@ -57,6 +57,7 @@ def test_the_builtins_are_named_plugins_with_the_package_version(projects: Any) 
         "codemode",
         "lsp",
         "providers",
+        "telemetry",
     ]
     assert {(r.version, r.status) for r in records} == {(__version__, "loaded")}
     assert [r.location for r in records] == [f"opencode_cli.builtin.{name}" for name in NAMES]

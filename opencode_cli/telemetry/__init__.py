@@ -18,10 +18,13 @@ each call (through the ``telemetry`` plugin's wrapper of the ``tool_call`` hook)
 
 from __future__ import annotations
 
-import os
 import sys
 import weakref
 from typing import TYPE_CHECKING, Any
+
+from .environment import capture_content, from_environment, host_provider
+
+__all__ = ["capture_content", "configured", "instruments_now", "off", "tracing"]
 
 if TYPE_CHECKING:
     from ..plugins import Plugins
@@ -29,45 +32,6 @@ if TYPE_CHECKING:
 
 #: The name of the built-in plugin that switches telemetry for a project.
 PLUGIN = "telemetry"
-
-#: Environment variables that configure OpenTelemetry's export (any one set, and not to ``none``).
-CONFIGURING = (
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-    "OTEL_TRACES_EXPORTER",
-    "OTEL_METRICS_EXPORTER",
-    "OTEL_SERVICE_NAME",
-)
-
-#: The opt-in to recording tool arguments and results on spans (they may hold secrets): the variable the
-#: OpenTelemetry GenAI instrumentations read, with any of these values.
-CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-CAPTURE_VALUES = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event"})
-
-
-def from_environment() -> bool:
-    """Whether the environment configures an export (and does not switch the SDK off)."""
-    environ = os.environ
-    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    exporters = [
-        environ.get(name, "").strip().lower() for name in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
-    ]
-    if all(value == "none" for value in exporters):
-        return False
-    return any(environ.get(name) for name in CONFIGURING)
-
-
-def host_provider() -> bool:
-    """Whether the process set a global ``TracerProvider`` of its own (a library host did, before opening
-    its project). Looked up only when OpenTelemetry's API is imported already: nothing is imported here."""
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
-        return False
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def configured() -> bool:
@@ -106,11 +70,6 @@ def instruments_now() -> Instruments | None:
     project at hand: they act on the call traced in their own task, if there is one."""
     module = sys.modules.get(f"{__name__}.instruments")
     return None if module is None else module._current
-
-
-def capture_content() -> bool:
-    """Whether the user opted in to tool arguments and results on spans (:data:`CAPTURE_CONTENT`)."""
-    return os.environ.get(CAPTURE_CONTENT, "").strip().lower() in CAPTURE_VALUES
 
 
 _warned = False
