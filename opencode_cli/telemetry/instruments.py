@@ -420,15 +420,18 @@ def _called_off(call: _Call, error: BaseException) -> Outcome:
 
 
 def _permission_of(call: _Call, error: BaseException) -> str | None:
-    """The permission a refused call was refused (a deny rule's, or the one asked last)."""
+    """The permission a refused call was refused: the doom-loop ask's, when the call had not got past its
+    doom-loop check (the one ask made there), else a deny rule's, or the one asked last."""
+    if not isinstance(error, PermissionFailure):
+        return None
+    if call.stage == "start":
+        return "doom_loop"
     if isinstance(error, DeniedError):
         names = [rule.get("permission") for rule in error.rules if isinstance(rule, dict)]
-        return next((name for name in names if isinstance(name, str) and name != "*"), None) or (
-            call.asked[-1] if call.asked else None
-        )
-    if isinstance(error, PermissionFailure):
-        return call.asked[-1] if call.asked else None
-    return None
+        found = next((name for name in names if isinstance(name, str) and name != "*"), None)
+        if found is not None:
+            return found
+    return call.asked[-1] if call.asked else None
 
 
 def _mark_error(
