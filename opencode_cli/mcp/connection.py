@@ -27,7 +27,6 @@ from .opening import StartError, connect, list_tools, start_failure
 from .requests import ProgressSink, Requests
 
 if TYPE_CHECKING:
-    from ..plugins import Plugins
     from .config import ServerConfig
     from .stdio import ServerProcess
 
@@ -48,11 +47,8 @@ class McpConnection(Service):
         env: Mapping[str, str],
         on_change: Callable[[], None] | None = None,
         warn: Callable[[str], None] | None = None,
-        plugins: Plugins | None = None,
     ):
         self.server = server
-        self.plugins = plugins
-        """The project's plugins (its ``telemetry`` plugin says whether requests are traced)."""
         self.name = server.name
         self.directory = directory
         self.env = dict(env)

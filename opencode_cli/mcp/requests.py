@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import message_of
-from ..telemetry import off, tracing
 
 if TYPE_CHECKING:
     from .connection import McpConnection
@@ -62,27 +61,15 @@ class Requests:
         session = self._live()
         connection = self.connection
         listed = next((tool for tool in connection.tools if tool.name == name), None)
-        instruments = tracing(connection.plugins)
-        with instruments.calling(name, connection.server) if instruments else off() as request:
-            if listed is not None and tasks.required(listed, connection.capabilities):
-                timeout = connection.server.request_timeout
-                result = await self._unless_lost(
-                    tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
-                )
-            else:
-                called = self._call_tool(session, name, arguments, progress, request.meta)
-                result = await self._unless_lost(called, "tools/call")
-            if getattr(result, "is_error", False):
-                request.failed("tool_error")
-            return result
+        if listed is not None and tasks.required(listed, connection.capabilities):
+            timeout = connection.server.request_timeout
+            return await self._unless_lost(
+                tasks.call_as_task(session, name, arguments, timeout, on_task), "tools/call"
+            )
+        return await self._unless_lost(self._call_tool(session, name, arguments, progress), "tools/call")
 
     async def _call_tool(
-        self,
-        session: Any,
-        name: str,
-        arguments: dict[str, Any],
-        progress: ProgressSink | None,
-        meta: dict[str, Any] | None = None,
+        self, session: Any, name: str, arguments: dict[str, Any], progress: ProgressSink | None
     ) -> Any:
         loop = asyncio.get_running_loop()
         server = self.connection.server
@@ -97,8 +84,7 @@ class Requests:
                         progress(value, total, message)
 
             # a progress callback makes the SDK send a progress token with the call
-            # meta: the trace context (traceparent, tracestate), when the call is traced
-            return await session.call_tool(name, arguments, progress_callback=reported, meta=meta or None)
+            return await session.call_tool(name, arguments, progress_callback=reported)
 
     async def list_resources(self) -> list[Any]:
         """Every resource of the server (all pages)."""

@@ -160,7 +160,6 @@ class McpServers:
                 env,
                 on_change=source[1].report_change if source else None,
                 warn=self.project.warn,
-                plugins=self.project.plugins,
             )
 
         return await services.get(server.key, factory)  # type: ignore[return-value]

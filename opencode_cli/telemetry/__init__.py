@@ -12,8 +12,9 @@ with it installed and not configured, :func:`tracing` answers ``None`` from the 
 ``sys.modules`` alone, and every instrumented place goes on as if this package did not exist. When it is
 configured, :mod:`.instruments` (which imports OpenTelemetry) does the work: the ``execute_tool`` span of
 each call (through the ``telemetry`` plugin's wrapper of the ``tool_call`` hook), ``invoke_agent`` and
-``chat`` spans of ``opencode run``, and the MCP client and server spans, with the trace context carried in
-``params._meta``.
+``chat`` spans of ``opencode run``, and ``mcp serve``'s metrics. The MCP client and server spans, with the
+trace context carried in ``params._meta`` both ways, are the mcp SDK's own (it traces every request); they
+go to the same providers, which :mod:`.setup` makes from the environment when the host made none.
 """
 
 from __future__ import annotations

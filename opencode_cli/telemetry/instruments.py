@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import context, metrics, propagate, trace
+from opentelemetry import metrics, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .. import __version__
@@ -88,11 +88,6 @@ class Instruments:
         self.tokens = meter.create_histogram(
             "gen_ai.client.token.usage", unit="{token}", description="Number of input and output tokens used."
         )
-        self.mcp_client_duration = meter.create_histogram(
-            "mcp.client.operation.duration",
-            unit="s",
-            description="Duration of MCP requests, as the client saw it.",
-        )
         self.mcp_server_duration = meter.create_histogram(
             "mcp.server.operation.duration",
             unit="s",
@@ -125,11 +120,7 @@ class Instruments:
         }
         if call_id is not None:
             attributes["gen_ai.tool.call.id"] = call_id
-        with contextlib.suppress(Exception):  # a tool the registry does not know fails in the call itself
-            entry = session.project.registry.get(tool)
-            attributes["gen_ai.tool.description"] = entry.description
-            if entry.source.kind == "mcp":
-                attributes["gen_ai.tool.type"] = "extension"
+        described = _describe(attributes, session, tool)
         captured = capture_content()
         if captured:
             attributes["gen_ai.tool.call.arguments"] = _json(args)
@@ -146,9 +137,13 @@ class Instruments:
                 try:
                     result = await running
                 except BaseException as error:
+                    if not described and _describe(attributes, session, tool):
+                        span.set_attributes(attributes)
                     outcome = _called_off(call, error)
                     self._tool_done(attributes, started, outcome, _error_type(error))
                     raise
+                if not described and _describe(attributes, session, tool):
+                    span.set_attributes(attributes)
                 span.set_attribute("opencode.tool.outcome", str(Outcome.COMPLETED))
                 truncated = result.metadata.get("truncated")
                 if isinstance(truncated, bool):
@@ -232,88 +227,34 @@ class Instruments:
             labels = dict(attributes) | ({"error.type": error} if error else {})
             self.chat_duration.record(time.perf_counter() - started, labels)
 
-    # -- MCP ---------------------------------------------------------------------------------------------
+    # -- mcp serve -------------------------------------------------------------------------------------
+    # The mcp SDK (2.x) traces MCP itself: its client sends each request in a CLIENT span and injects the
+    # trace context into params._meta; its server's OpenTelemetryMiddleware opens a SERVER span per request
+    # with the extracted context as parent. Both use the global providers, which :func:`current` sets from
+    # the environment when nobody did, so no MCP span is made here (the conventions ask not to make two).
 
-    def calling(self, tool: str, server: Any) -> contextlib.AbstractContextManager[_Request]:
-        """:meth:`mcp_request` for a ``tools/call`` to a configured MCP server (its ``ServerConfig``)."""
-        from urllib.parse import urlsplit
+    def served_call(self, running: Awaitable[Any], method: str) -> Awaitable[Any]:
+        """Count a served request among those in flight while ``running`` runs, and record its duration
+        (``mcp.server.operation.duration``, with ``error.type`` if it failed or its tool did)."""
 
-        attributes: dict[str, Any] = {"gen_ai.tool.name": tool, "network.transport": "pipe"}
-        if server.type == "remote":
-            url = urlsplit(server.url)
-            attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
-            if url.hostname:
-                attributes["server.address"] = url.hostname
-                attributes["server.port"] = url.port or (443 if url.scheme == "https" else 80)
-        return self.mcp_request("tools/call", tool, attributes)
-
-    @contextlib.contextmanager
-    def mcp_request(self, method: str, target: str | None, attributes: dict[str, Any]) -> Iterator[_Request]:
-        """A request to an MCP server (a ``CLIENT`` span): ``.meta`` is the ``_meta`` to send with it (the
-        trace context); ``.failed(code)`` marks a JSON-RPC error or a tool's error result."""
-        attributes = {"mcp.method.name": method, **attributes}
-        started = time.perf_counter()
-        request = _Request()
-        try:
-            with self._span(f"{method} {target}" if target else method, SpanKind.CLIENT, attributes) as span:
-                request.span = span
-                propagate.inject(request.meta)
-                yield request
-                if request.error is not None:
-                    _mark_error(span, request.error, None, request.error)
-        except BaseException as failure:
-            request.raised = _error_type(failure)
-            raise
-        finally:
-            error = request.error or request.raised
-            labels = {
-                key: attributes[key] for key in ("mcp.method.name", "gen_ai.tool.name") if key in attributes
-            }
-            self.mcp_client_duration.record(time.perf_counter() - started, labels | _maybe(error))
-
-    def served_call(self, running: Awaitable[Any], ctx: Any, params: Any, http: bool) -> Awaitable[Any]:
-        """:meth:`served` for a ``tools/call`` of ``mcp serve`` (the SDK's request context and params)."""
-        attributes: dict[str, Any] = {"gen_ai.tool.name": params.name, "network.transport": "pipe"}
-        if ctx.request_id is not None:
-            attributes["jsonrpc.request.id"] = str(ctx.request_id)
-        if ctx.protocol_version:
-            attributes["mcp.protocol.version"] = ctx.protocol_version
-        if http:
-            attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
-            session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
-            if session_id:
-                attributes["mcp.session.id"] = session_id
-        return self.served(running, "tools/call", params.name, params.meta, attributes)
-
-    async def served(
-        self, running: Awaitable[Any], method: str, target: str | None, meta: Any, attributes: dict[str, Any]
-    ) -> Any:
-        """Await ``running`` (a served request) in its ``SERVER`` span, the child of the client's span
-        whose context came in ``_meta``; counted among the requests in flight meanwhile."""
-        attributes = {"mcp.method.name": method, **attributes}
-        parent = propagate.extract(dict(meta or {}))
-        labels = {
-            key: attributes[key] for key in ("mcp.method.name", "gen_ai.tool.name") if key in attributes
-        }
-        started = time.perf_counter()
-        error: str | None = None
-        self.served_requests.add(1, {"mcp.method.name": method})
-        token = context.attach(parent)
-        try:
-            with self._span(f"{method} {target}" if target else method, SpanKind.SERVER, attributes) as span:
-                try:
-                    result = await running
-                except BaseException as failure:
-                    error = _error_type(failure)
-                    raise
+        async def counted() -> Any:
+            labels = {"mcp.method.name": method}
+            started = time.perf_counter()
+            error: str | None = None
+            self.served_requests.add(1, labels)
+            try:
+                result = await running
                 if getattr(result, "is_error", False):
                     error = "tool_error"
-                    _mark_error(span, error, None)
                 return result
-        finally:
-            context.detach(token)
-            self.served_requests.add(-1, {"mcp.method.name": method})
-            self.mcp_server_duration.record(time.perf_counter() - started, labels | _maybe(error))
+            except BaseException as failure:
+                error = _error_type(failure)
+                raise
+            finally:
+                self.served_requests.add(-1, labels)
+                self.mcp_server_duration.record(time.perf_counter() - started, labels | _maybe(error))
+
+        return counted()
 
     def serving(self, host: Any) -> None:
         """Count the clients of ``host`` (an ``mcp serve`` host) while it lives."""
@@ -380,18 +321,17 @@ class _Chat:
             self.span.set_attribute("gen_ai.usage.cache_read.input_tokens", cached)
 
 
-class _Request:
-    """An MCP request being made: the ``_meta`` to send, and how it failed."""
-
-    def __init__(self) -> None:
-        self.meta: dict[str, str] = {}
-        self.span: Any = None
-        self.error: str | None = None
-        self.raised: str | None = None
-
-    def failed(self, error: str) -> None:
-        """The request was answered with an error (a JSON-RPC code, or ``tool_error``)."""
-        self.error = error
+def _describe(attributes: dict[str, Any], session: Any, tool: str) -> bool:
+    """Add the tool's description and type to ``attributes``; ``False`` when the registry does not have
+    it yet (an MCP server's tool before the server connected: the call connects it, and it is asked
+    again once the call ended) or at all (the call fails for that)."""
+    try:
+        entry = session.project.registry.get(tool)
+        attributes["gen_ai.tool.description"] = entry.description
+        attributes["gen_ai.tool.type"] = "extension" if entry.source.kind == "mcp" else "function"
+    except Exception:
+        return False
+    return True
 
 
 # -- how a call ended ------------------------------------------------------------------------------------

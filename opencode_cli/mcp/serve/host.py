@@ -32,7 +32,7 @@ from ...session import Outcome, ToolCall, ToolPart
 from ...telemetry import tracing
 from .asking import hint
 from .calls import CURRENT, Call
-from .clients import STDIO_CLIENT, Client, Clients
+from .clients import Client, Clients
 from .content import passed_on, passes_on, result_for, tool_for
 from .roots import RootProjects
 from .rounds import Rounds, asks_in_rounds
@@ -228,8 +228,8 @@ class ServeHost:
         call = Call(ctx.session, ctx.request_id, log_level=client.log_level, rounds=rounds)
         running: Any = self._run(client, call, params)
         instruments = tracing(client.project.plugins)
-        if instruments is not None:  # the call's server span, in the client's trace (params._meta)
-            running = instruments.served_call(running, ctx, params, http=client.key != STDIO_CLIENT)
+        if instruments is not None:  # counted in flight (the SDK's middleware makes its span)
+            running = instruments.served_call(running, "tools/call")
         return await self.rounds.answer(call, asyncio.ensure_future(running))
 
     async def _run(
