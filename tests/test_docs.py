@@ -217,6 +217,7 @@ NOT_RUN = {
     "opencode mcp serve --agent plan": "serves until its client leaves",
     "opencode plugins list                # weather 0.1.0": "needs the example package (pip install .)",
     "opencode tools run weather city=Oslo # Oslo: sunny": "needs the example package (pip install .)",
+    "opencode tools run glob pattern='*.md'     # one execute_tool span": "needs Jaeger on localhost:4318",
 }
 
 
