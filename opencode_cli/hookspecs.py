@@ -26,7 +26,8 @@ pluggy's order). From sync code with no loop, the project's portal is the loop t
 
 ``tool_definition``, ``tool_execute_before`` and ``tool_execute_after`` mirror OpenCode's
 ``tool.definition``, ``tool.execute.before`` and ``tool.execute.after``; :func:`tool_execute` is ours: it
-wraps (or replaces) a whole execution.
+wraps (or replaces) a whole execution, and :func:`tool_call` wraps a whole call (the doom-loop check and
+the execution hooks too).
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ def instruments_now() -> Instruments | None:
     """The instruments made so far (``None``: nothing was traced in this process), for hooks with no
     project at hand: they act on the call traced in their own task, if there is one."""
     module = sys.modules.get(f"{__name__}.instruments")
-    return None if module is None else module._current
+    return None if module is None else module.made()
 
 
 _warned = False

@@ -57,6 +57,11 @@ def current() -> Instruments:
     return _current
 
 
+def made() -> Instruments | None:
+    """The instruments :func:`current` made last (``None``: none yet), without making any."""
+    return _current
+
+
 @dataclass
 class _Call:
     """One tool call being traced: its span, how far it got, and the permission asked last."""
