@@ -91,15 +91,8 @@ class Calls:
             return await self._execute(tool_id, args, call_id, abort, part)
 
         session = self.session
-        running = session.project.plugins.call(
-            "tool_call",
-            tool=tool_id,
-            session_id=session.id,
-            call_id=call_id,
-            args=args,
-            session=session,
-            proceed=proceed,
-        )
+        names = _hook_names(session, tool_id, call_id, args)
+        running = session.project.plugins.call("tool_call", **names, session=session, proceed=proceed)
         return await (running if running is not None else proceed())
 
     async def _execute(
@@ -118,22 +111,14 @@ class Calls:
         if generation.mcp_servers:
             await project.mcp.ensure(tool_id)
         tool = project.registry.get(tool_id).loaded()
-        await plugins.acall(
-            "tool_execute_before", tool=tool_id, session_id=session.id, call_id=call_id, args=args
-        )
+        names = _hook_names(session, tool_id, call_id, args)
+        await plugins.acall("tool_execute_before", **names)
         ctx = session.context(tool_id, call_id, abort, part)  # the session's, which a host may extend
         running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
         result = await (running if running is not None else tool.run(args, ctx))
         for attachment in result.attachments:
             attachment.id = attachment.id or ascending_id("prt")
-        await plugins.acall(
-            "tool_execute_after",
-            tool=tool_id,
-            session_id=session.id,
-            call_id=call_id,
-            args=args,
-            result=result,
-        )
+        await plugins.acall("tool_execute_after", **names, result=result)
         return result
 
     async def dispatch(self, call: ToolCall, abort: AbortSignal | None = None) -> ToolPart:
@@ -225,6 +210,11 @@ class Calls:
             if session.prompt is refuse_without_terminal:  # nobody refused it: say what did
                 raise RejectedError(DOOM_LOOP_REFUSED.format(tool=name)) from None
             raise
+
+
+def _hook_names(session: Session, tool_id: str, call_id: str | None, args: Any) -> dict[str, Any]:
+    """The arguments every hook of a call gets: the tool, the session, the call's id and its arguments."""
+    return {"tool": tool_id, "session_id": session.id, "call_id": call_id, "args": args}
 
 
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:
