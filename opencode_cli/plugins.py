@@ -190,7 +190,8 @@ class Plugins(HookCalls):
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
         alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        alone.add_hookspecs(_specs(record.hooks))  # the specs of its own hooks only: parsing all costs
+        if record.hooks:  # its own hooks' specs only: parsing them all costs
+            alone.add_hookspecs(_specs(record.hooks))
         alone.register(plugin, name=name)
         self._alone[name] = alone
         self._by_plugin[name] = record

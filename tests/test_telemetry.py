@@ -270,3 +270,22 @@ def test_hook_tool_call(memory: Memory, make_project: Any, readme: Path) -> None
 
     run(three())
     assert seen == ["read:True", "read:True", "RejectedError"]  # the third: refused by the doom-loop check
+
+
+def test_not_configured_the_plugin_has_no_hooks_and_a_call_pays_for_none(
+    make_project: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chosen when the project loads it: without OpenTelemetry configured the plugin implements nothing,
+    so no call runs a hook of it (nor the ``tool_call`` hook, core's alone); configured, it wraps calls."""
+    import os
+
+    for name in [name for name in os.environ if name.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    plain = make_project().plugins
+    assert plain.record_for("telemetry").hooks == [] and not plain.has_several("tool_call")
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console")
+    traced = make_project().plugins
+    assert {"tool_call", "tool_execute", "tool_execute_before", "permission_ask"} == set(
+        traced.record_for("telemetry").hooks
+    )
+    assert traced.has_several("tool_call")

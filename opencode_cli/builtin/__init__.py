@@ -21,8 +21,9 @@ from ..entrypoints import EntryPoint
 DISTRIBUTION = "opencode-tools"
 
 
-def _plugin(name: str) -> EntryPoint:
-    return EntryPoint(name, f"opencode_cli.builtin.{name}", DISTRIBUTION, __version__)
+def _plugin(name: str, attribute: str = "") -> EntryPoint:
+    value = f"opencode_cli.builtin.{name}" + (f":{attribute}" if attribute else "")
+    return EntryPoint(name, value, DISTRIBUTION, __version__)
 
 
 #: The built-in plugins, in load order: ``name = module`` as an entry point of the ``opencode`` group.
@@ -35,7 +36,7 @@ PLUGINS: tuple[EntryPoint, ...] = (
     _plugin("codemode"),  # execute
     _plugin("lsp"),  # lsp
     _plugin("providers"),  # the model providers: OpenAI-compatible, Anthropic, Google
-    _plugin("telemetry"),  # OpenTelemetry spans of each call, when OpenTelemetry is configured
+    _plugin("telemetry", "plugin"),  # OpenTelemetry spans of each call (the object: configured or not)
 )
 
 #: Plugins that cannot be switched off: every call runs through ``core``'s ``tool_execute``.

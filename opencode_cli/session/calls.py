@@ -12,6 +12,7 @@ and shows its progress there; the part :meth:`Calls.dispatch` returns says how i
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -84,15 +85,13 @@ class Calls:
     ) -> ToolResult:
         """Run a call inside the ``tool_call`` wrappers: ``before`` (a check that may refuse it), then the
         hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
-
-        async def proceed() -> ToolResult:
-            if before is not None:
-                await before()
-            return await self._execute(tool_id, args, call_id, abort, part)
-
         session = self.session
+        plugins = session.project.plugins
+        if not plugins.has_several("tool_call"):  # core's alone: it would return proceed()
+            return await self._execute(tool_id, args, call_id, abort, part, before)
+        proceed = functools.partial(self._execute, tool_id, args, call_id, abort, part, before)
         names = _hook_names(session, tool_id, call_id, args)
-        running = session.project.plugins.call("tool_call", **names, session=session, proceed=proceed)
+        running = plugins.call("tool_call", **names, session=session, proceed=proceed)
         return await (running if running is not None else proceed())
 
     async def _execute(
@@ -102,8 +101,11 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
+        before: Callable[[], Awaitable[None]] | None,
     ) -> ToolResult:
-        """The execution hooks around the tool's wrap."""
+        """The check ``before``, then the execution hooks around the tool's wrap."""
+        if before is not None:
+            await before()
         session = self.session
         project = session.project
         plugins = project.plugins
