@@ -105,11 +105,11 @@ async def run(
     model = model or await resolve_model(session.project, session.model)
     traced = tracing(session.project.plugins) or off()
     async with EventRelay(session):
-        with traced.agent(session, model) as span:
-            message = session.user(prompt)
-            await attach_files(session, message, files)
-            await _chat_message(session, model, message)
-            await model.connect(session.project)
+        message = session.user(prompt)
+        await attach_files(session, message, files)
+        await _chat_message(session, model, message)
+        await model.connect(session.project)
+        with traced.agent(session, model) as span:  # its chats and calls are its children
             result = await _steps(session, model, abort, emit, traced)
             span.finished(result.reason, result.steps)
             return result
