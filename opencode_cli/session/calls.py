@@ -74,7 +74,7 @@ class Calls:
         session.transcript.update_part(part)
         return result
 
-    async def run(
+    def run(
         self,
         tool_id: str,
         args: Any,
@@ -82,17 +82,18 @@ class Calls:
         abort: AbortSignal | None,
         part: ToolCallPart | None,
         before: Callable[[], Awaitable[None]] | None = None,
-    ) -> ToolResult:
+    ) -> Awaitable[ToolResult]:
         """Run a call inside the ``tool_call`` wrappers: ``before`` (a check that may refuse it), then the
-        hooks and the tool's wrap (``part``: its transcript part, if recorded)."""
+        hooks and the tool's wrap (``part``: its transcript part, if recorded). Returns the awaitable of
+        its result (a coroutine of its own would be one more for every call to pass through)."""
         session = self.session
         plugins = session.project.plugins
         if not plugins.has_several("tool_call"):  # core's alone: it would return proceed()
-            return await self._execute(tool_id, args, call_id, abort, part, before)
+            return self._execute(tool_id, args, call_id, abort, part, before)
         proceed = functools.partial(self._execute, tool_id, args, call_id, abort, part, before)
         names = _hook_names(session, tool_id, call_id, args)
         running = plugins.call("tool_call", **names, session=session, proceed=proceed)
-        return await (running if running is not None else proceed())
+        return running if running is not None else proceed()
 
     async def _execute(
         self,
