@@ -47,8 +47,8 @@ _decided: weakref.WeakKeyDictionary[Plugins, tuple[bool, bool]] = weakref.WeakKe
 
 def tracing(plugins: Plugins | None) -> Instruments | None:
     """The instruments to record with, or ``None``: OpenTelemetry is not configured, its packages are
-    missing (said once on stderr), or the ``telemetry`` plugin is switched off in ``plugins``' project
-    (``None``: no project)."""
+    missing (said once on stderr; not looked for again), or the ``telemetry`` plugin is switched off in
+    ``plugins``' project (``None``: no project)."""
     decided = _decided.get(plugins) if plugins is not None else None
     if decided is None:
         plugin_on = plugins is None or plugins.record_for(PLUGIN) is not None
@@ -56,7 +56,7 @@ def tracing(plugins: Plugins | None) -> Instruments | None:
         if plugins is not None:
             _decided[plugins] = decided
     plugin_on, environment = decided
-    if not plugin_on or not (environment or host_provider()):
+    if not plugin_on or _warned or not (environment or host_provider()):
         return None
     try:
         from .instruments import current

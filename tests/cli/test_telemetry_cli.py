@@ -74,3 +74,42 @@ def test_a_process_without_an_exporter_configured_sends_nothing(
     done = run_process("tools", "run", "read", "filePath=README.md", extra_env=env)
     assert done.returncode == 0, done.stderr
     assert otlp_receiver.paths == []
+
+
+WITHOUT_THE_EXTRA = """
+import sys
+
+
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "opentelemetry":
+            raise ImportError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Missing())
+from opencode_cli.cli import main
+
+sys.argv = ["opencode", "tools", "run", "read", "filePath=README.md"]
+main()
+"""
+
+
+def test_configured_without_the_extra_says_so_once_and_the_call_goes_on(
+    cli_env: dict[str, str], otlp_receiver: Receiver
+) -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in cli_env.items() if k != "project"}
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_THE_EXTRA],
+        cwd=cli_env["project"],
+        env={**env, **otlp_env(otlp_receiver, "tests")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "A small project." in done.stdout
+    assert done.stderr.count("pip install 'opencode-tools[otel]'") == 1
+    assert "Traceback" not in done.stderr and otlp_receiver.paths == []
