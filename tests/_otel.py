@@ -7,6 +7,7 @@ Import the fixtures into a test module (``from _otel import memory, otlp_receive
 from __future__ import annotations
 
 import gzip
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -82,6 +83,9 @@ def memory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
     meter_provider = MeterProvider(metric_readers=[reader], shutdown_on_exit=False)
     trace.set_tracer_provider(tracer_provider)
     metrics.set_meter_provider(meter_provider)
+    sdk = sys.modules.get("mcp.shared._otel")
+    if sdk is not None:  # the mcp SDK took its tracer from the provider of its import: this test's, now
+        monkeypatch.setattr(sdk, "_tracer", trace.get_tracer("mcp-python-sdk"))
     try:
         yield Memory(exporter, reader)
     finally:
