@@ -4,9 +4,9 @@ Imported only when OpenTelemetry is configured (:func:`opencode_cli.telemetry.tr
 the GenAI semantic conventions as semantic-conventions 1.38 gave them and their continuation in the
 ``semantic-conventions-genai`` repository (``execute_tool``, ``invoke_agent`` and ``chat`` spans,
 ``gen_ai.execute_tool.duration``, ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage``),
-and its MCP conventions (``{mcp.method.name} {target}`` client and server spans, the trace context in
-``params._meta``, ``mcp.client.operation.duration`` and ``mcp.server.operation.duration``). What the
-conventions do not name is under ``opencode.`` (see docs/telemetry.md for the list).
+and its MCP conventions (``mcp.server.operation.duration``; the MCP spans themselves, with the trace
+context in ``params._meta``, are the mcp SDK's). What the conventions do not name is under ``opencode.``
+(see docs/telemetry.md for the list).
 
 This instrumentation is new: it emits the latest experimental conventions and has no older version to keep
 for ``OTEL_SEMCONV_STABILITY_OPT_IN`` (the conventions ask that switch of instrumentations that emitted
@@ -135,6 +135,7 @@ class Instruments:
         )
         call = _Call(span)
         token = _CALL.set(call)
+        outcome, error_type = Outcome.COMPLETED, None
         try:
             with trace.use_span(
                 span, end_on_exit=True, record_exception=False, set_status_on_exception=False
@@ -142,26 +143,16 @@ class Instruments:
                 try:
                     result = await running
                 except BaseException as error:
+                    outcome, error_type = _called_off(call, error), _error_type(error)
+                    raise
+                finally:
                     if not described and _describe(attributes, session, tool):
                         span.set_attributes(attributes)
-                    outcome = _called_off(call, error)
-                    self._tool_done(attributes, started, outcome, _error_type(error))
-                    raise
-                if not described and _describe(attributes, session, tool):
-                    span.set_attributes(attributes)
-                span.set_attribute("opencode.tool.outcome", str(Outcome.COMPLETED))
-                truncated = result.metadata.get("truncated")
-                if isinstance(truncated, bool):
-                    span.set_attribute("opencode.tool.truncated", truncated)
-                spilled = result.metadata.get("outputPath")
-                if isinstance(spilled, str):
-                    span.add_event("opencode.tool.output.spilled", {"opencode.tool.output.path": spilled})
-                if captured:
-                    span.set_attribute("gen_ai.tool.call.result", result.output)
-                self._tool_done(attributes, started, Outcome.COMPLETED, None)
+                _completed(span, result, captured)
                 return result
         finally:
             _CALL.reset(token)
+            self._tool_done(attributes, started, outcome, error_type)
 
     def _tool_done(
         self, attributes: dict[str, Any], started: float, outcome: Outcome, error: str | None
@@ -337,6 +328,20 @@ def _describe(attributes: dict[str, Any], session: Any, tool: str) -> bool:
     except Exception:
         return False
     return True
+
+
+def _completed(span: Any, result: ToolResult, captured: bool) -> None:
+    """Mark a completed call's span: its outcome, whether its output was cut and where it spilled, and
+    the output itself when the user opted in."""
+    span.set_attribute("opencode.tool.outcome", str(Outcome.COMPLETED))
+    truncated = result.metadata.get("truncated")
+    if isinstance(truncated, bool):
+        span.set_attribute("opencode.tool.truncated", truncated)
+    spilled = result.metadata.get("outputPath")
+    if isinstance(spilled, str):
+        span.add_event("opencode.tool.output.spilled", {"opencode.tool.output.path": spilled})
+    if captured:
+        span.set_attribute("gen_ai.tool.call.result", result.output)
 
 
 # -- how a call ended ------------------------------------------------------------------------------------
