@@ -81,10 +81,14 @@ def _exporter(signal: str, name: str) -> Any:
     try:
         if protocol == "grpc":
             if signal == "traces":
-                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found]
+                    OTLPSpanExporter,
+                )
 
                 return OTLPSpanExporter()
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (  # type: ignore[import-not-found]
+                OTLPMetricExporter,
+            )
 
             return OTLPMetricExporter()
         if signal == "traces":
