@@ -80,6 +80,11 @@ class HookCalls:
         """Pluggy's caller of ``hook_name`` with only ``plugin_name``'s implementations."""
         return getattr(self._alone[plugin_name].hook, hook_name)
 
+    def has_several(self, hook_name: str) -> bool:
+        """Whether ``hook_name`` has more than one implementation: a wrapping hook whose only one is the
+        built-in innermost (``core``'s ``tool_call``, which does what its caller would) need not be called."""
+        return len(getattr(self.manager.hook, hook_name).get_hookimpls()) > 1
+
     def _has_wrappers(self, hook_name: str) -> bool:
         return any(i.wrapper or i.hookwrapper for i in getattr(self.manager.hook, hook_name).get_hookimpls())
 

@@ -26,7 +26,8 @@ pluggy's order). From sync code with no loop, the project's portal is the loop t
 
 ``tool_definition``, ``tool_execute_before`` and ``tool_execute_after`` mirror OpenCode's
 ``tool.definition``, ``tool.execute.before`` and ``tool.execute.after``; :func:`tool_execute` is ours: it
-wraps (or replaces) a whole execution.
+wraps (or replaces) a whole execution, and :func:`tool_call` wraps a whole call (the doom-loop check and
+the execution hooks too).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from .context import ToolContext
     from .contract import Tool
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from .project import Project
     from .registry import RegisterTool, ToolDefinitionOutput
     from .results import ToolResult
+    from .session import Session
 
 PROJECT_NAME = "opencode"
 
@@ -159,6 +161,48 @@ def tool_execute(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Awaitabl
         ``abort``, ``ask``).
 
     An exception raised, or raised when the awaitable is awaited, becomes the tool error the model sees.
+    """
+
+
+@hookspec(firstresult=True)
+def tool_call(
+    tool: str,
+    session_id: str,
+    call_id: str | None,
+    args: dict[str, Any],
+    session: Session,
+    proceed: Callable[[], Awaitable[ToolResult]],
+) -> Awaitable[ToolResult] | None:
+    """Wrap a whole tool call. Returns an **awaitable** of the result.
+
+    Called once per call, around everything the call path does for it: the doom-loop check, then
+    :func:`tool_execute_before`, :func:`tool_execute` and :func:`tool_execute_after`. The built-in
+    implementation (``trylast``) returns ``proceed()``, which does all of that; as with
+    :func:`tool_execute`, a ``wrapper=True`` implementation awaits what it is given::
+
+        @hookimpl(wrapper=True)
+        def tool_call(tool, call_id):
+            running = yield
+
+            async def logged():
+                try:
+                    return await running
+                finally:
+                    print(f"{tool} {call_id} ended", file=sys.stderr)
+
+            return logged()
+
+    Whatever the call raises (a refused doom-loop ask, a hook's error, the tool's error, an interrupt)
+    reaches the wrappers as an exception from the awaitable, and the work done inside it runs in the
+    wrapper's context (context variables set around ``await running`` are seen by the hooks and the tool).
+    The built-in ``telemetry`` plugin traces each call this way.
+
+    :param tool: the id of the tool being called.
+    :param session_id: the session making the call.
+    :param call_id: the provider's tool-call id, or ``None`` when run from the shell.
+    :param args: the raw arguments (as :func:`tool_execute_before` will get them).
+    :param session: the :class:`opencode_cli.session.Session` making the call (its ``project``, ``agent``).
+    :param proceed: makes the call: returns the awaitable of its result (call it at most once).
     """
 
 

@@ -102,7 +102,7 @@ def describe_exception(error: BaseException, path: str | None = None) -> str:
 
 #: Hooks whose result is an awaitable by contract (an ``async def`` implementation returns one by being
 #: called): their calls are one pluggy call, whatever the implementations.
-AWAITABLE_RESULT_HOOKS = frozenset({"tool_execute"})
+AWAITABLE_RESULT_HOOKS = frozenset({"tool_call", "tool_execute"})
 
 
 class Plugins(HookCalls):

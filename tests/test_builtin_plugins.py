@@ -60,6 +60,7 @@ def test_the_builtins_are_named_plugins_with_the_package_version(projects: Any) 
         "llm",
         "langchain",
         "pydantic_ai",
+        "telemetry",
     ]
     assert {(r.version, r.status) for r in records} == {(__version__, "loaded")}
     assert [r.location for r in records] == [entry.value for entry in PLUGINS]

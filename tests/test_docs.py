@@ -233,6 +233,7 @@ NOT_RUN = {
     "opencode plugins list                # weather 0.1.0": "needs the example package (pip install .)",
     "opencode tools run weather city=Oslo # Oslo: sunny": "needs the example package (pip install .)",
     "opencode tools run weather_greet name=Ada": "needs the package plugins new wrote, installed",
+    "opencode tools run glob pattern='*.md'     # one execute_tool span": "needs Jaeger on localhost:4318",
 }
 
 

@@ -26,6 +26,7 @@ def test_the_contract_has_the_tool_provider_and_chat_hooks() -> None:
         "register_tools",
         "session_compacting",
         "shell_env",
+        "tool_call",
         "tool_definition",
         "tool_execute",
         "tool_execute_after",

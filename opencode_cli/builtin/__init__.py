@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 def _plugin(name: str, value: str | None = None) -> EntryPoint:
+    """A built-in plugin: its module ``opencode_cli.builtin.NAME``, or ``value`` (``module:attribute``)."""
     return EntryPoint(name, value or f"opencode_cli.builtin.{name}", DISTRIBUTION, __version__)
 
 
@@ -43,6 +44,7 @@ PLUGINS: tuple[EntryPoint, ...] = (
     _plugin("llm"),  # the tools of simonw/llm's installed tool plugins (opencode_cli.bridges)
     _plugin("langchain", "opencode_cli.builtin.bridges:langchain"),  # tools and toolkits named in [langchain]
     _plugin("pydantic_ai", "opencode_cli.builtin.bridges:pydantic_ai"),  # toolsets named in [pydantic_ai]
+    _plugin("telemetry", "opencode_cli.builtin.telemetry:plugin"),  # OpenTelemetry spans (configured or not)
 )
 
 #: The built-in plugins that bridge another ecosystem's tools (they run in this process, outside the sandbox).

@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..telemetry import off, tracing
 from .conversation import conversation
 from .hooks import ChatParams, EventRelay, PreparedRequest
 
@@ -110,13 +111,17 @@ async def run(
     abort = abort or AbortSignal()
     emit = on_event or (lambda kind, data: None)
     model = model or await resolve_model(session.project, session.model)
+    traced = tracing(session.project.plugins) or off()
     async with EventRelay(session):
         _title(session, prompt)
         message = session.user(prompt)
         await attach_files(session, message, files)
         await _chat_message(session, model, message)
         await model.connect(session.project)
-        return await _steps(session, model, abort, emit)
+        with traced.agent(session, model) as span:  # its chats and calls are its children
+            result = await _steps(session, model, abort, emit, traced)
+            span.finished(result.reason, result.steps)
+            return result
 
 
 def title_of(prompt: str) -> str:
@@ -192,8 +197,11 @@ async def _request(
     return [*(Message("system", part) for part in system if part), *messages], params, headers
 
 
-async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: EventSink) -> RunResult:
-    """The steps of a run: a request, its tool calls, again, until the model answers."""
+async def _steps(
+    session: Session, model: ChatModel, abort: AbortSignal, emit: EventSink, traced: Any
+) -> RunResult:
+    """The steps of a run: a request, its tool calls, again, until the model answers (each request a
+    ``chat`` span of ``traced``, the run's telemetry)."""
     from ..errors import AbortedError
     from ..loops import until_aborted
     from ..parts import ToolCall
@@ -214,12 +222,14 @@ async def _steps(session: Session, model: ChatModel, abort: AbortSignal, emit: E
         assistant = session.step(continues=steps > 1)  # the run's steps are one doom-loop window
         reply = _Reply(session, assistant, emit)
         stream = model.stream(messages, tools, params=params, headers=headers)
-        try:
-            calls = await until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
-        except BaseException as error:
-            reply.keep()
-            session.transcript.finish(assistant, None, error=_error_name(error))
-            raise
+        with traced.chat(model) as chat:
+            try:
+                calls = await until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+            except BaseException as error:
+                reply.keep()
+                session.transcript.finish(assistant, None, error=_error_name(error))
+                raise
+            chat.finished(reply.finish)
         text = reply.text
         if reply.finish is not None:
             usage = reply.finish.usage or usage

@@ -12,6 +12,7 @@ and shows its progress there; the part :meth:`Calls.dispatch` returns says how i
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -75,10 +76,9 @@ class Calls:
         part.running()
         abort = abort or AbortSignal()
         self.running.add(abort)
+        check = functools.partial(before, part) if before is not None else None
         try:
-            if before is not None:
-                await before(part)
-            result = await self.run(tool_id, args, call_id, abort, part, generation)
+            result = await self.run(tool_id, args, call_id, abort, part, check, generation)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
             asked = getattr(error, "permission", None)  # a refused ask: which (opencode stats reads it)
@@ -93,38 +93,55 @@ class Calls:
         session.transcript.update_part(part)
         return result
 
-    async def run(
+    def run(
         self,
         tool_id: str,
         args: Any,
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
+        before: Callable[[], Awaitable[None]] | None = None,
         generation: Generation | None = None,
+    ) -> Awaitable[ToolResult]:
+        """Run a call inside the ``tool_call`` wrappers: ``before`` (a check that may refuse it), then the
+        hooks and the tool's wrap (``part``: its transcript part, if recorded) in ``generation`` (else the
+        one :meth:`ready` gives). Returns the awaitable of its result (a coroutine of its own would be one
+        more for every call to pass through)."""
+        session = self.session
+        plugins = session.project.plugins
+        if not plugins.has_several("tool_call"):  # core's alone: it would return proceed()
+            return self._execute(tool_id, args, call_id, abort, part, before, generation)
+        proceed = functools.partial(self._execute, tool_id, args, call_id, abort, part, before, generation)
+        names = _hook_names(session, tool_id, call_id, args)
+        running = plugins.call("tool_call", **names, session=session, proceed=proceed)
+        return running if running is not None else proceed()
+
+    async def _execute(
+        self,
+        tool_id: str,
+        args: Any,
+        call_id: str | None,
+        abort: AbortSignal | None,
+        part: ToolCallPart | None,
+        before: Callable[[], Awaitable[None]] | None,
+        generation: Generation | None,
     ) -> ToolResult:
-        """Run a call through the hooks and the tool's wrap (``part``: its transcript part, if recorded)
-        in ``generation`` (else the one :meth:`ready` gives)."""
+        """The check ``before``, then the execution hooks around the tool's wrap."""
+        if before is not None:
+            await before()
         session = self.session
         plugins = session.project.plugins
         if generation is None:
             generation = await self.ready(tool_id)
         tool = generation.registry.get(tool_id).loaded()
-        await plugins.acall(
-            "tool_execute_before", tool=tool_id, session_id=session.id, call_id=call_id, args=args
-        )
+        names = _hook_names(session, tool_id, call_id, args)
+        await plugins.acall("tool_execute_before", **names)
         ctx = session.context(tool_id, call_id, abort, part)  # the session's, which a host may extend
         running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
         result = await (running if running is not None else tool.run(args, ctx))
         for attachment in result.attachments:
             attachment.id = attachment.id or ascending_id("prt")
-        await plugins.acall(
-            "tool_execute_after",
-            tool=tool_id,
-            session_id=session.id,
-            call_id=call_id,
-            args=args,
-            result=result,
-        )
+        await plugins.acall("tool_execute_after", **names, result=result)
         return result
 
     async def dispatch(self, call: ToolCall, abort: AbortSignal | None = None) -> ToolPart:
@@ -216,6 +233,11 @@ class Calls:
                 refused.permission = "doom_loop"
                 raise refused from None
             raise
+
+
+def _hook_names(session: Session, tool_id: str, call_id: str | None, args: Any) -> dict[str, Any]:
+    """The arguments every hook of a call gets: the tool, the session, the call's id and its arguments."""
+    return {"tool": tool_id, "session_id": session.id, "call_id": call_id, "args": args}
 
 
 def _fingerprint(requested: str, args: Any, call_id: str) -> str:

@@ -144,3 +144,37 @@ def test_installed_llm_plugins_cost_the_llm_import_once(cli_env: dict[str, str])
     assert [name for name in ECOSYSTEMS if name in modules and not name.startswith("opencode_cli")] == []
     switched_off = modules_after(["-p", "no:llm", "tools", "list"], seen)
     assert [name for name in ECOSYSTEMS if name in switched_off] == []
+
+
+def modules_with(env: dict[str, str], args: list[str], cli_env: dict[str, str]) -> set[str]:
+    return modules_after(args, {**cli_env, **env})
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tools", "list"],
+        ["tools", "run", "read", "filePath=README.md"],
+        ["tools", "call", '{"name": "read", "arguments": {"filePath": "README.md"}}'],
+    ],
+    ids=" ".join,
+)
+def test_opentelemetry_installed_but_not_configured_is_not_imported(
+    args: list[str], cli_env: dict[str, str]
+) -> None:
+    """The ``otel`` extra is installed here: without an ``OTEL_*`` exporter or endpoint nothing of it is
+    imported (the ``telemetry`` plugin answers from the environment), nor with every exporter ``none``."""
+    (Path(cli_env["project"]) / "README.md").write_text("# A readme\n")
+    for env in ({}, {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}):
+        modules = modules_with(env, args, cli_env)
+        assert "opencode_cli.cli.app" in modules
+        assert sorted(name for name in modules if name.startswith("opentelemetry")) == []
+        assert "opencode_cli.telemetry.instruments" not in modules
+
+
+def test_opentelemetry_configured_is_imported_by_a_call(cli_env: dict[str, str]) -> None:
+    """The other side of the guard above: configured (spans to stderr), a call loads the instruments."""
+    (Path(cli_env["project"]) / "README.md").write_text("# A readme\n")
+    env = {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
+    modules = modules_with(env, ["tools", "run", "read", "filePath=README.md"], cli_env)
+    assert {"opencode_cli.telemetry.instruments", "opentelemetry.sdk.trace"} <= modules

@@ -30,6 +30,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from ... import __version__
 from ...context import AbortSignal
 from ...session import Outcome, ToolCall, ToolPart
+from ...telemetry import tracing
 from .asking import hint
 from .calls import CURRENT, Call
 from .clients import Client, Clients
@@ -118,6 +119,9 @@ class ServeHost:
             "notifications/roots/list_changed", types.NotificationParams, self.clients.roots_changed
         )
         self.roots = RootProjects(project, self._prepare, self.follow, self.log)
+        instruments = tracing(project.plugins)
+        if instruments is not None:
+            instruments.serving(self)  # its clients counted
         # registered by hand: the constructor's argument for it warns that the newest revision drops it
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
 
@@ -226,7 +230,11 @@ class ServeHost:
         client = await self.clients.served(ctx)
         rounds = asks_in_rounds(ctx.protocol_version)
         call = Call(ctx.session, ctx.request_id, log_level=client.log_level, rounds=rounds)
-        return await self.rounds.answer(call, asyncio.ensure_future(self._run(client, call, params)))
+        running: Any = self._run(client, call, params)
+        instruments = tracing(client.project.plugins)
+        if instruments is not None:  # counted in flight (the SDK's middleware makes its span)
+            running = instruments.served_call(running, "tools/call")
+        return await self.rounds.answer(call, asyncio.ensure_future(running))
 
     async def _run(
         self, client: Client, call: Call, params: types.CallToolRequestParams
