@@ -36,7 +36,7 @@ from .asking import Asks, refuse_without_terminal
 from .calls import Calls, live_progress
 from .offering import QUESTION_ASKER, QUESTION_TOOL, Offering
 from .repair import repair
-from .turns import Turns
+from .turns import Turns, recorded
 
 if TYPE_CHECKING:
     from ..agents import Agent
@@ -65,24 +65,6 @@ __all__ = [
 
 #: Messages a session's transcript holds in memory by default (see ``Session.window``).
 DEFAULT_WINDOW = 1000
-
-
-def recorded(
-    project: Project, session_id: str | None, agent: str | None = None, model: ModelRef | str | None = None
-) -> tuple[str | None, ModelRef | None]:
-    """The agent and model a session goes on with: ``agent`` and ``model`` when given, else those the
-    stored session ``session_id`` recorded last (its agent; the model of its latest message), else
-    ``None`` (the project's default agent, the configured model). A switch is recorded by the session's
-    next message, which names its agent and model."""
-    stored = project.store.session(session_id) if session_id and (agent is None or model is None) else None
-    if stored is not None:
-        if agent is None:
-            agent = stored.get("agent") or None
-        if model is None:
-            last = project.store.last_model(session_id or "")
-            if last is not None:
-                model = ModelRef(last.get("providerID") or None, last["modelID"])
-    return agent, ModelRef.coerce(model)
 
 
 @dataclass(eq=False)  # compared by identity

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..modelref import ModelRef
 from ..transcript import SessionInfo, Transcript
 
 if TYPE_CHECKING:
@@ -97,3 +98,21 @@ def held_bytes(project: Project) -> int:
         )
         return TRANSCRIPT_BYTES
     return value
+
+
+def recorded(
+    project: Project, session_id: str | None, agent: str | None = None, model: ModelRef | str | None = None
+) -> tuple[str | None, ModelRef | None]:
+    """The agent and model a session goes on with: ``agent`` and ``model`` when given, else those the
+    stored session ``session_id`` recorded last (its agent; the model of its latest message), else
+    ``None`` (the project's default agent, the configured model). A switch is recorded by the session's
+    next message, which names its agent and model."""
+    stored = project.store.session(session_id) if session_id and (agent is None or model is None) else None
+    if stored is not None:
+        if agent is None:
+            agent = stored.get("agent") or None
+        if model is None:
+            last = project.store.last_model(session_id or "")
+            if last is not None:
+                model = ModelRef(last.get("providerID") or None, last["modelID"])
+    return agent, ModelRef.coerce(model)
