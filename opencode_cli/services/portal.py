@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class Portal:
             future.cancel()  # a no-op when the coroutine itself raised
             raise
 
-    def close(self, final: Callable[[], Awaitable[Any]] | None = None) -> None:
+    def close(self, final: Callable[[], Coroutine[Any, Any, Any]] | None = None) -> None:
         """Run ``final()`` on the loop (e.g. ``services.aclose``), then stop the loop and join the thread.
 
         Idempotent and safe from ``atexit``. When the loop never started, ``final`` is not run: nothing
@@ -141,7 +141,7 @@ class Portal:
             return
         try:
             if final is not None:
-                asyncio.run_coroutine_threadsafe(final(), loop).result()  # type: ignore[arg-type]
+                asyncio.run_coroutine_threadsafe(final(), loop).result()
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(self.join_timeout)
