@@ -68,7 +68,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from pydantic import Field
 
-    from .context import AbortSignal, MetadataSink, PermissionRequest, ToolContext
+    from .context import AbortSignal, MetadataSink, ToolContext
     from .contract import LazyTool, Tool, define, tool
     from .errors import (
         ConfigError,
@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl
     from .modelref import ModelRef
     from .permission import PermissionService, Rule
+    from .permission import Request as PermissionRequest
     from .project import Project
     from .results import Attachment, ToolResult
     from .services import Service

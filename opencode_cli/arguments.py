@@ -143,7 +143,7 @@ def _validate_json(tool_id: str, schema: Mapping[str, Any], args: dict[str, Any]
     return args
 
 
-def describe_pydantic_errors(errors: list[dict[str, Any]], schema: Mapping[str, Any] | None) -> str:
+def describe_pydantic_errors(errors: Iterable[Mapping[str, Any]], schema: Mapping[str, Any] | None) -> str:
     """One clause per error: the field's path, what is wrong, the expected type, the input received."""
     parts = []
     for error in errors:

@@ -28,7 +28,7 @@ class AbortSignal:
         self._aborted = False
         self.reason: str | None = None
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], object]] = []
         self._lock = threading.Lock()
         self._event: threading.Event | None = None  # made by the first blocking wait (most calls have none)
 
@@ -53,7 +53,7 @@ class AbortSignal:
         for callback in callbacks:
             callback()
 
-    def on_abort(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def on_abort(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` (from the aborting thread) when aborted, at once if already aborted; returns
         the function that takes the callback back."""
         with self._lock:

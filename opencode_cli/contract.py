@@ -28,7 +28,7 @@ import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .arguments import validate as validate_arguments
 from .errors import AbortedError, ToolError
@@ -61,7 +61,7 @@ class _Declared:
     id: str = ""
     source: ToolSource = UNKNOWN
 
-    def copy(self, **changes: Any) -> Any:
+    def copy(self, **changes: Any) -> Self:
         """A shallow copy with some attributes replaced (a source stamps ``id`` and ``source``); the copy
         makes its own :attr:`spec`."""
         clone = object.__new__(type(self))
@@ -482,7 +482,7 @@ class LazyTool(_Declared):
         if isinstance(init, str):
             module_name, _, attribute = init.partition(":")
             init = getattr(importlib.import_module(module_name), attribute)
-        built = init()
+        built: object = init()  # whatever the plugin's init returned: checked below
         if isinstance(built, Tool | LazyTool):
             loaded = built.load()
             result = loaded.copy(id=self.id, source=self.source)

@@ -83,14 +83,14 @@ def _scan(group: str, path: Sequence[str] | None) -> list[EntryPoint]:
 
     found = []
     for entry in entries:
-        dist = getattr(entry, "dist", None)
+        owner = entry.dist
         found.append(
             EntryPoint(
                 entry.name,
                 entry.value,
-                dist.metadata["Name"] if dist is not None else None,
-                dist.version if dist is not None else None,
-                requirement(dist.requires) if dist is not None else None,
+                owner.metadata["Name"] if owner is not None else None,
+                owner.version if owner is not None else None,
+                requirement(owner.requires) if owner is not None else None,
             )
         )
     return found

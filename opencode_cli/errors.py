@@ -71,6 +71,16 @@ class RejectedError(PermissionFailure):
         super().__init__(message or self.MESSAGE)
 
 
+class QuestionDismissedError(ToolError):
+    """The user dismissed the question(s) instead of answering (the ``question`` tool, ``plan_exit``); like
+    a rejection without feedback, it ends the run loop."""
+
+    MESSAGE = "The user dismissed this question"
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
 class CorrectedError(PermissionFailure):
     """The user rejected the request and told the model what to do instead."""
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from .loops import is_cancellation
 
 if TYPE_CHECKING:
-    from .context import PermissionRequest
     from .permission import Reply
+    from .permission import Request as PermissionRequest
     from .results import Attachment
 
 

@@ -42,7 +42,7 @@ class PlainArguments:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PlainArguments) and other.__dict__ == self.__dict__
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable (compared by value); typeshed says a method
 
 
 def check(facts: Mapping[str, Any], args: Mapping[str, Any]) -> PlainArguments | None:

@@ -23,6 +23,7 @@ from .toolspec import ToolSource
 
 if TYPE_CHECKING:
     from .plugins import PluginRecord, Plugins
+    from .toolbox import Toolbox
     from .toolspec import ToolSpec
 
 #: Held while a registry entry builds its tool (so that two threads build it once).
@@ -33,9 +34,10 @@ INVALID = "invalid"
 
 
 class RegisterTool(Protocol):
-    """The ``register`` callback handed to the ``register_tools`` hook."""
+    """The ``register`` callback handed to the ``register_tools`` hook: a tool, or a toolbox (an instance
+    or its class) whose methods are tools."""
 
-    def __call__(self, tool: AnyTool, *, gate: str | None = None) -> None: ...
+    def __call__(self, tool: AnyTool | Toolbox | type[Toolbox], *, gate: str | None = None) -> None: ...
 
 
 @dataclass(eq=False)  # compared by identity

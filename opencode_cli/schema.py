@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -18,9 +21,9 @@ COMBINERS = ("anyOf", "oneOf", "allOf")
 _NUMBER_WORDS = {"NaN", "Infinity", "-Infinity"}
 
 
-def from_model(model: type) -> dict[str, Any]:
+def from_model(model: type[BaseModel]) -> dict[str, Any]:
     """The normalised JSON Schema of a pydantic model's input."""
-    raw = model.model_json_schema(mode="validation")  # type: ignore[attr-defined]
+    raw = model.model_json_schema(mode="validation")
     raw.pop("description", None)  # the model's docstring; the tool's own description says it all
     return normalize(_plain_optionals(_drop_generated_titles(raw)))
 

@@ -176,12 +176,15 @@ def can_be_strict(node: Any) -> bool:
     kind = node.get("type")
     if kind == "object" or (isinstance(kind, list) and "object" in kind):
         extra = node.get("additionalProperties")
+        properties = node.get("properties")
         if isinstance(extra, dict) or "patternProperties" in node:
             return False
-        if not isinstance(node.get("properties"), dict) and extra is not False:
-            return False
+        if not isinstance(properties, dict) and (properties is not None or extra is not False):
+            return False  # no table of properties: free-form, or not a schema strict mode can close
     return all(
-        can_be_strict(value) if key != "properties" else can_be_strict(list(value.values()))
+        can_be_strict(list(value.values()))
+        if key == "properties" and isinstance(value, dict)
+        else can_be_strict(value)
         for key, value in node.items()
         if isinstance(value, dict | list) and key not in ("required", "enum", "const", "default", "examples")
     )

@@ -74,6 +74,8 @@ class ToolSpec:
     describe: Callable[[], str]
     make_parameters: Callable[[], dict[str, Any]]
     source: ToolSource
+    _description: str | None  # the description once made
+    _parameters: dict[str, Any] | None  # the schema once made
 
     def __init__(
         self,

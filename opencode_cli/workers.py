@@ -217,14 +217,15 @@ class Workers:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the project is closed: its worker threads are stopped")
+            slot: _Slot | None = None
             if self._idle:
-                slot: _Slot | None = self._idle.pop()
-                slot.job = job  # type: ignore[union-attr]
+                slot = self._idle.pop()
+                slot.job = job
             elif len(self._threads) >= self._limit:
                 self._backlog.append(job)
                 return
             else:
-                slot, thread = None, self._thread_for(job)
+                thread = self._thread_for(job)
         if slot is not None:
             slot.wake.release()  # after the lock: the worker's first step takes it
         else:

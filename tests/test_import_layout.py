@@ -1,5 +1,6 @@
 """The package's rooms import in floors, never in circles: no module imports (at module level or inside a
-function; ``if TYPE_CHECKING:`` blocks aside) a module that imports it back, however long the way round.
+function; ``if TYPE_CHECKING:`` blocks aside) a module that imports it back, however long the way round;
+and the floors are kept (the layering contract below).
 """
 
 from __future__ import annotations
@@ -120,6 +121,89 @@ def test_the_graph_holds_imports_made_inside_functions() -> None:
 
 def test_no_module_of_the_package_imports_one_that_imports_it_back() -> None:
     assert _circles(_graph()) == []
+
+
+# -- the layering contract (issue 42 item 8) ---------------------------------------------------------
+#
+# Read over the same graph as the cycles above: every import, at module level or inside a function, that
+# runs; an ``if TYPE_CHECKING:`` import is for annotations only (it runs nowhere) and is left out, so a
+# lower layer may name a higher layer's type in an annotation (``models.loop`` takes a ``Session``).
+#
+# 1. ``opencode_cli.cli`` is on top: no module imports it but ``opencode_cli.__main__`` and its own.
+# 2. ``opencode_cli.tools`` never imports ``opencode_cli.session`` (its face or its internals) or the cli.
+# 3. ``opencode_cli.mcp`` and ``opencode_cli.models`` never import the cli, and reach each other only
+#    through the other's face (``from opencode_cli.models import open_model``), never a module behind it.
+# 4. A private module (a name that starts with ``_``) is imported only from inside the package that holds
+#    it (``tools._question`` by ``tools.*``), but for the pairs in ``FRIENDS``.
+
+#: Importers allowed a private module outside their package, each with its reason.
+FRIENDS = {
+    # the built-in plugins register the built-in tools: a tool's description is made from its prompt
+    # module without importing the tool's module (``tools list`` imports no tool)
+    ("opencode_cli.builtin.agents", "opencode_cli.tools._skill_prompt"),
+    ("opencode_cli.builtin.shell", "opencode_cli.tools._bash_prompt"),
+    ("opencode_cli.builtin.web", "opencode_cli.tools._websearch_prompt"),
+    # ``opencode sandbox check`` shows what bash would decide for a command: bash's own scan and decision
+    ("opencode_cli.cli.sandbox_cmd", "opencode_cli.tools._sandbox"),
+    ("opencode_cli.cli.sandbox_cmd", "opencode_cli.tools._shell_scan"),
+}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Each import in ``graph`` that breaks one of the four rules above: ``importer -> imported: rule``."""
+    found = []
+    for importer, targets in sorted(graph.items()):
+        for target in sorted(targets):
+            rule = None
+            if _within(target, "opencode_cli.cli") and not (
+                _within(importer, "opencode_cli.cli") or importer == "opencode_cli.__main__"
+            ):
+                rule = "only __main__ imports the cli"
+            elif _within(importer, "opencode_cli.tools") and _within(target, "opencode_cli.session"):
+                rule = "tools never import the session"
+            for one, other in (("mcp", "models"), ("models", "mcp")):
+                if _within(importer, f"opencode_cli.{one}") and target.startswith(f"opencode_cli.{other}."):
+                    rule = f"{one} imports {other} through its face only"
+            parts = target.split(".")
+            private = next(
+                (at for at, part in enumerate(parts) if part.startswith("_") and part[:2] != "__"), None
+            )
+            if private is not None:
+                owner = ".".join(parts[:private])
+                if not _within(importer, owner) and (importer, target) not in FRIENDS:
+                    rule = f"a private module of {owner}"
+            if rule:
+                found.append(f"{importer} -> {target}: {rule}")
+    return found
+
+
+def test_the_contract_catches_each_kind_of_breach() -> None:
+    graph = {
+        "opencode_cli.session": {"opencode_cli.cli.run_cmd"},
+        "opencode_cli.__main__": {"opencode_cli.cli"},
+        "opencode_cli.cli.tools_cmd": {"opencode_cli.cli.output", "opencode_cli.tools._question"},
+        "opencode_cli.tools.task": {"opencode_cli.session"},
+        "opencode_cli.tools.read": {"opencode_cli.tools._paths", "opencode_cli.session.calls"},
+        "opencode_cli.mcp.asks": {"opencode_cli.models", "opencode_cli.models.chat"},
+        "opencode_cli.models.loop": {"opencode_cli.tools._question", "opencode_cli.mcp"},
+        "opencode_cli.builtin.web": {"opencode_cli.tools._websearch_prompt"},
+    }
+    assert _breaches(graph) == [
+        "opencode_cli.cli.tools_cmd -> opencode_cli.tools._question: a private module of opencode_cli.tools",
+        "opencode_cli.mcp.asks -> opencode_cli.models.chat: mcp imports models through its face only",
+        "opencode_cli.models.loop -> opencode_cli.tools._question: a private module of opencode_cli.tools",
+        "opencode_cli.session -> opencode_cli.cli.run_cmd: only __main__ imports the cli",
+        "opencode_cli.tools.read -> opencode_cli.session.calls: tools never import the session",
+        "opencode_cli.tools.task -> opencode_cli.session: tools never import the session",
+    ]
+
+
+def test_the_layers_hold() -> None:
+    assert _breaches(_graph()) == []
 
 
 def test_the_project_stays_small() -> None:

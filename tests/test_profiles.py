@@ -185,6 +185,15 @@ def _strict_valid(node) -> bool:
     return all(_strict_valid(v) for v in node.values())
 
 
+def test_strict_leaves_alone_an_object_whose_properties_are_not_a_table() -> None:
+    """A server's schema is not ours to trust: ``properties`` a list is sent as the plain OpenAI schema,
+    not a traceback."""
+    odd = {"type": "object", "properties": ["path"], "additionalProperties": False}
+    assert adapt(odd, "openai-strict") == adapt(odd, "openai")
+    nested = {"type": "object", "properties": {"x": {"type": "string", "properties": ["y"]}}}
+    assert adapt(nested, "openai-strict")["properties"]["x"]["anyOf"][0] == {"type": "string"}
+
+
 schemas = st.deferred(
     lambda: st.one_of(
         st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {}]),

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import err, fail, friendly_errors, make_project, print_json, run_in_project, write_out
+
+if TYPE_CHECKING:
+    from ..lsp.diagnostics import Report
 
 
 def list_servers(as_json: bool) -> None:
@@ -51,7 +55,7 @@ def diagnostics(file: Path, as_json: bool) -> None:
     if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(project.root)):
         fail(f"error: {path} is outside the project ({project.root})")
 
-    async def check() -> object:
+    async def check() -> Report:
         from ..lsp.diagnostics import of_file
 
         return await of_file(project, path)
@@ -61,11 +65,11 @@ def diagnostics(file: Path, as_json: bool) -> None:
             report = run_in_project(project, check)
         except ToolError as error:
             fail(f"error: {error}", 1)
-    files = report.files  # type: ignore[attr-defined]
+    files = report.files
     if as_json:
         print_json({"file": path, "diagnostics": files.get(path, [])})
         return
-    block = report.block(path)  # type: ignore[attr-defined]
+    block = report.block(path)
     if block:
         write_out(block)
     else:

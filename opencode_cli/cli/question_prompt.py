@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from ..errors import ToolError
 from .common import terminal_attached
@@ -234,9 +234,14 @@ async def _read_when_ready(fd: int) -> bytes:
     import asyncio
 
     loop = asyncio.get_running_loop()
-    ready: asyncio.Future[Any] = loop.create_future()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
     try:
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, wake)
     except (NotImplementedError, ValueError, OSError):  # no reader support (e.g. Windows): block
         return await asyncio.to_thread(os.read, fd, 4096)
     try:

@@ -27,9 +27,9 @@ def list_sessions(as_json: bool) -> None:
         cells = (row["title"] or "-", row["agent"] or "-", row["model"] or "-", _when(row["updated"]))
         table.append((row["id"], *cells, str(row["messages"])))
     widths = [max(len(row[column]) for row in table) for column in range(len(table[0]) - 1)]
-    for row in table:
-        padded = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        write_out("  ".join([*padded, row[-1]]))
+    for line in table:
+        padded = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
+        write_out("  ".join([*padded, line[-1]]))
 
 
 def show(session_id: str) -> None:

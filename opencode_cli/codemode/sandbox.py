@@ -81,7 +81,13 @@ class Limits:
         return cls(**values)
 
 
-class LimitExceeded(ToolError):
+class ScriptFailure(ToolError):
+    """A script that did not finish; :attr:`logs` is what it printed before it stopped."""
+
+    logs: str = ""
+
+
+class LimitExceeded(ScriptFailure):
     """The script went over one of its limits; the message names which."""
 
     def __init__(self, kind: str, message: str) -> None:
@@ -89,7 +95,7 @@ class LimitExceeded(ToolError):
         self.kind = kind
 
 
-class Cancelled(ToolError):
+class Cancelled(ScriptFailure):
     """The script was ended by an abort."""
 
     def __init__(self) -> None:
@@ -97,7 +103,7 @@ class Cancelled(ToolError):
 
 
 @dataclass(eq=False)
-class ScriptError(ToolError):
+class ScriptError(ScriptFailure):
     """The script did not compile, or raised: the Python error, where, and the source line."""
 
     kind: str
@@ -134,15 +140,18 @@ class _State:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     loop: asyncio.AbstractEventLoop | None = None
 
-    def stop(self, reason: LimitExceeded | Cancelled) -> None:
-        """End the run: remember why, kill the worker (whatever it was doing), wake the supervisor."""
+    def stop(self, reason: LimitExceeded | Cancelled) -> LimitExceeded | Cancelled:
+        """End the run: remember why, kill the worker (whatever it was doing), wake the supervisor. Returns
+        the reason the run stopped for (the first one given)."""
         if self.stopped is None:
             self.stopped = reason
+        stopped = self.stopped
         if self.pid is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.pid, signal.SIGKILL)
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.wake.set)
+        return stopped
 
     def on_print(self, stream: str, text: str) -> None:
         """A print of the script (called in the worker thread): kept, up to the output limit."""
@@ -220,7 +229,7 @@ class Sandbox(Service):
         state.pid = session.worker_pid
         driver = _Driver(session, state, call)
         drive = asyncio.ensure_future(driver.run(code))
-        watchers = [asyncio.ensure_future(state.wake.wait())]
+        watchers: list[asyncio.Future[Any]] = [asyncio.ensure_future(state.wake.wait())]
         if abort is not None:
             watchers.append(asyncio.ensure_future(abort.wait_async()))
         try:
@@ -239,8 +248,8 @@ class Sandbox(Service):
             if state.stopped is not None:
                 raise state.stopped
             return drive.result()
-        except (ScriptError, LimitExceeded, Cancelled) as error:
-            error.logs = "".join(state.logs)  # type: ignore[attr-defined]
+        except ScriptFailure as error:
+            error.logs = "".join(state.logs)
             raise
         finally:  # also when the caller is cancelled: nothing of the script goes on
             for watcher in watchers:
@@ -360,14 +369,13 @@ class _Driver:
             return await self._blocking(snapshot.resume, {"exception": error})
         self.count += 1
         if self.count > self.state.limits.tool_calls:
-            self.state.stop(
+            raise self.state.stop(
                 LimitExceeded(
                     "tool_calls",
                     f"Execution stopped: the script made more than {self.state.limits.tool_calls} tool calls "
                     "(the tool-call limit).",
                 )
             )
-            raise self.state.stopped  # type: ignore[misc]
         self.calls[snapshot.call_id] = asyncio.ensure_future(
             self.call(name, tuple(snapshot.args), dict(snapshot.kwargs))
         )

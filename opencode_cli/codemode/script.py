@@ -110,7 +110,7 @@ async def run_script(code: str, ctx: ToolContext, limits: Limits | None = None) 
         attachments.extend(result.attachments)
         return _value(binding, result)
 
-    sandbox: Sandbox = await project.services.get(SERVICE_KEY, Sandbox)  # type: ignore[assignment]
+    sandbox = await project.services.get(SERVICE_KEY, Sandbox)
     calls.report()
     try:
         run = await sandbox.run(code, tools_module(bindings), call, limits, ctx.abort)

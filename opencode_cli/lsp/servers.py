@@ -107,7 +107,7 @@ class LspServers(Service):
     @staticmethod
     async def of(project: Project) -> LspServers:
         """The project's :class:`LspServers`, created on first use."""
-        return await project.services.get("lsp", lambda: LspServers(project))  # type: ignore[return-value]
+        return await project.services.get("lsp", lambda: LspServers(project))
 
     async def client(self, match: Match) -> LspClient:
         """The running client for ``match``, started now (or again, when it was lost)."""
@@ -115,7 +115,7 @@ class LspServers(Service):
 
         services = self.project.services
         current = services.peek(match.key)
-        if current is not None and (current.lost or current.argv != list(match.argv)):  # type: ignore[attr-defined]
+        if isinstance(current, LspClient) and (current.lost or current.argv != list(match.argv)):
             await services.stop(match.key)
         env = dict(self.project.env)
 
@@ -135,9 +135,9 @@ class LspServers(Service):
             reason = error.__cause__ if isinstance(error.__cause__, ToolError) else error
             remember_failure(self.project, match.spec.name, list(match.argv), str(reason))
             raise
-        if current is None or current.lost:  # type: ignore[attr-defined]
+        if not isinstance(current, LspClient) or current.lost:
             remember_failure(self.project, match.spec.name, list(match.argv), None)  # it starts now
-        return client  # type: ignore[return-value]
+        return client
 
     async def clients(self, path: str) -> tuple[list[LspClient], list[str]]:
         """The clients of every server for ``path`` and the errors of those that could not start."""

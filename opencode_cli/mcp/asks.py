@@ -403,8 +403,7 @@ class CallAsks:
     async def _complete(self, model_ref: Any, params: Any, messages: list[tuple[str, str]]) -> Any:
         from mcp.types import INTERNAL_ERROR, CreateMessageResult, ErrorData, TextContent
 
-        from ..models.base import Finish, Message, TextDelta
-        from ..models.chat import open_model
+        from ..models import Finish, Message, TextDelta, open_model
 
         assert self.ctx.project is not None
         try:

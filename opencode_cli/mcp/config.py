@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from ..errors import ConfigError
 from ..sandbox.settings import Settings, server_sandbox
@@ -138,6 +138,16 @@ class ServerConfig:
         return data
 
 
+class _Common(TypedDict):
+    """The fields every server's config has, local or remote."""
+
+    name: str
+    timeout_key: str
+    enabled: bool
+    timeout: int | None
+    max_total_timeout: int | None
+
+
 def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[str]]:
     """The servers of a merged config, in config order, and warnings for keys that look misspelt."""
     table = config.get("mcp")
@@ -167,7 +177,7 @@ def servers(config: Mapping[str, Any]) -> tuple[dict[str, ServerConfig], list[st
         if not isinstance(enabled, bool):
             raise ConfigError(f"{where}.enabled must be true or false, not {enabled!r}")
         timeout = _timeout(value.get("timeout"), f"{where}.timeout")
-        common = {
+        common: _Common = {
             "name": str(name),
             "timeout_key": f"{where}.timeout"
             if timeout is not None or default_timeout is None

@@ -181,7 +181,7 @@ class AuthenticationNeeded(Exception):
 
 def is_needs_authentication(error: str | None) -> bool:
     """Whether a server's recorded failure is :class:`AuthenticationNeeded`."""
-    return bool(error) and error.startswith(NEEDS_AUTHENTICATION)  # type: ignore[union-attr]
+    return error is not None and error.startswith(NEEDS_AUTHENTICATION)
 
 
 # -- the credential file ---------------------------------------------------------------------------

@@ -189,6 +189,9 @@ class _ChoosesMethod:
         if info.token_endpoint_auth_method != method:
             self.context.client_info = info.model_copy(update={"token_endpoint_auth_method": method})
 
+    # each method below calls the SDK's own: this is a mixin, and OAuthClientProvider, after it in the
+    # provider's bases, defines them (mypy looks for them in this class's bases: the ignores below)
+
     async def _exchange_token_authorization_code(self, auth_code: str, code_verifier: str) -> httpx2.Request:
         self._choose_method()
         return await super()._exchange_token_authorization_code(auth_code, code_verifier)  # type: ignore[misc]

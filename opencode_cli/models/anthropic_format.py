@@ -98,8 +98,8 @@ def to_anthropic(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], lis
         out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": " "}]})
     for block in system[:2]:
         block["cache_control"] = EPHEMERAL
-    for message in out[-2:]:
-        message["content"][-1]["cache_control"] = EPHEMERAL
+    for sent in out[-2:]:
+        sent["content"][-1]["cache_control"] = EPHEMERAL
     return system, out
 
 
@@ -146,19 +146,19 @@ class AnthropicAssembler:
             if block.type == "text" and text:
                 return [TextDelta(text)]
         elif kind == "content_block_delta":
-            entry = self._blocks.get(event.index)
+            current = self._blocks.get(event.index)
             delta = event.delta
-            if entry is None:
+            if current is None:
                 return []
             if delta.type == "text_delta":
-                entry.text.append(delta.text)
+                current.text.append(delta.text)
                 return [TextDelta(delta.text)]
             if delta.type == "input_json_delta":
-                entry.text.append(delta.partial_json)
+                current.text.append(delta.partial_json)
             elif delta.type == "thinking_delta":
-                entry.text.append(delta.thinking)
+                current.text.append(delta.thinking)
             elif delta.type == "signature_delta":
-                entry.signature += delta.signature
+                current.signature += delta.signature
         elif kind == "message_delta":
             self.reason = getattr(event.delta, "stop_reason", None) or self.reason
             self._usage(getattr(event, "usage", None))

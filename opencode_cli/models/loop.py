@@ -265,11 +265,10 @@ async def _steps(
 def rejected(part: ToolPart) -> bool:
     """Whether a call failed because its permission ask was rejected without feedback (or refused with
     nobody to ask), or the user dismissed its questions: what ends OpenCode's loop."""
-    from ..errors import RejectedError
+    from ..errors import QuestionDismissedError, RejectedError
     from ..parts import DOOM_LOOP_REFUSED
-    from ..tools._question import DISMISSED
 
-    ending = (RejectedError.MESSAGE, DISMISSED, DOOM_LOOP_REFUSED.format(tool=part.tool))
+    ending = (RejectedError.MESSAGE, QuestionDismissedError.MESSAGE, DOOM_LOOP_REFUSED.format(tool=part.tool))
     return part.status == "error" and part.error in ending
 
 

@@ -98,7 +98,7 @@ async def client_service(
             service = await project.services.get(name, build)
     except ServiceError as error:
         raise ModelError(str(error)) from error
-    return service  # type: ignore[return-value]
+    return service
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,14 @@ import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from ..errors import message_of
 from ..loops import running_loop
 from .base import Service, ServiceError, ServiceStatus, State
 from .processes import _OWNER, _kill_groups
+
+S = TypeVar("S", bound=Service)
 
 if TYPE_CHECKING:  # asyncio is imported on first use: listing tools never pays for it
     import asyncio
@@ -65,8 +67,9 @@ class Services:
             )
         return loop
 
-    async def get(self, key: str, factory: Callable[[], Service]) -> Service:
-        """The running service for ``key``, started with ``factory()`` on first use."""
+    async def get(self, key: str, factory: Callable[[], S]) -> S:
+        """The running service for ``key``, started with ``factory()`` on first use. A key names one kind of
+        service, the kind its factory makes: the service is returned as that kind."""
         import asyncio
 
         while True:
@@ -75,7 +78,7 @@ class Services:
             loop = self._bind()
             entry = self._entries.get(key)
             if entry is not None and entry.state == "running" and entry.service is not None:
-                return entry.service
+                return cast(S, entry.service)
             if entry is not None and entry.stopping is not None and not entry.stopping.done():
                 await asyncio.shield(entry.stopping)  # a restart waits for the old one to be gone
                 continue
@@ -86,7 +89,7 @@ class Services:
                 entry.starting.add_done_callback(lambda t: t.cancelled() or t.exception())
             assert entry.starting is not None
             try:
-                return await asyncio.shield(entry.starting)
+                return cast(S, await asyncio.shield(entry.starting))
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if entry.starting.cancelled() and not (task and task.cancelling()):

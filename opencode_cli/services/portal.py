@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -81,7 +81,10 @@ class Portal:
             )
 
     def call(
-        self, fn: Callable[..., Awaitable[T]], *args: Any, interrupt: Callable[[], None] | None = None
+        self,
+        fn: Callable[..., Coroutine[Any, Any, T]],
+        *args: Any,
+        interrupt: Callable[[], None] | None = None,
     ) -> T:
         """Run ``fn(*args)`` on the portal's loop and wait for its result; its exceptions propagate.
 
@@ -95,7 +98,7 @@ class Portal:
         loop = self.loop
         if self._closed:
             raise RuntimeError("the portal is closed")
-        future = asyncio.run_coroutine_threadsafe(fn(*args), loop)  # type: ignore[arg-type]
+        future = asyncio.run_coroutine_threadsafe(fn(*args), loop)
         try:
             return future.result()
         except KeyboardInterrupt:
@@ -112,7 +115,7 @@ class Portal:
             future.cancel()  # a no-op when the coroutine itself raised
             raise
 
-    def close(self, final: Callable[[], Awaitable[Any]] | None = None) -> None:
+    def close(self, final: Callable[[], Coroutine[Any, Any, Any]] | None = None) -> None:
         """Run ``final()`` on the loop (e.g. ``services.aclose``), then stop the loop and join the thread.
 
         Idempotent and safe from ``atexit``. When the loop never started, ``final`` is not run: nothing
@@ -138,7 +141,7 @@ class Portal:
             return
         try:
             if final is not None:
-                asyncio.run_coroutine_threadsafe(final(), loop).result()  # type: ignore[arg-type]
+                asyncio.run_coroutine_threadsafe(final(), loop).result()
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(self.join_timeout)

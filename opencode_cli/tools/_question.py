@@ -26,10 +26,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..context import ToolContext
-from ..errors import ToolError
+from ..errors import QuestionDismissedError, ToolError
 
 EXTRA_KEY = "question"
-DISMISSED = "The user dismissed this question"
+DISMISSED = QuestionDismissedError.MESSAGE
 NO_ASKER = (
     "The user cannot be asked questions here: this host has no way to reach them. Carry on with your "
     "best judgement, and state the assumptions you make."
@@ -38,13 +38,6 @@ NO_ASKER = (
 Question = dict[str, Any]
 Answers = list[list[str]]
 Asker = Callable[[list[Question]], Awaitable[Answers | None] | Answers | None]
-
-
-class QuestionDismissedError(ToolError):
-    """The user dismissed the question(s) instead of answering."""
-
-    def __init__(self) -> None:
-        super().__init__(DISMISSED)
 
 
 def _answers(value: Any, count: int) -> Answers:

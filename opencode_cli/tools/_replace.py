@@ -173,7 +173,7 @@ def _first_at_or_after(positions: list[int], start: int) -> int | None:
 
 def _positions(lines: list[str], wanted: str) -> list[int]:
     """Indexes of ``lines`` equal to ``wanted``, found with ``list.index`` (C speed)."""
-    found = []
+    found: list[int] = []
     start = 0
     while True:
         try:

@@ -47,6 +47,7 @@ def _spec(**values: object) -> ArgSpec:
         key: frozenset(str(value).split()) if key.endswith(("valued", "options")) else value
         for key, value in values.items()
     }
+    # the keys are ArgSpec's fields, each value of its field's type: mypy sees one type for all values
     return ArgSpec(**converted)  # type: ignore[arg-type]
 
 

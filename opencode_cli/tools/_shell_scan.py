@@ -484,7 +484,7 @@ class _Scanner:
     def find(self, arguments: list[Node], state: State) -> None:
         index = 0
         words = [self.words.literal(argument, state) for argument in arguments]
-        while index < len(words) and words[index] is not None and words[index].text in ("-H", "-L", "-P"):
+        while index < len(words) and (flag := words[index]) is not None and flag.text in ("-H", "-L", "-P"):
             index += 1
         while index < len(words):
             word = words[index]
@@ -500,7 +500,7 @@ class _Scanner:
                 continue
             if word.text in ("-exec", "-execdir", "-ok", "-okdir"):
                 end = index
-                while end < len(words) and not (words[end] is not None and words[end].text in (";", "+")):
+                while end < len(words) and not ((last := words[end]) is not None and last.text in (";", "+")):
                     end += 1
                 if end > index:
                     self.inner_command(arguments[index:end], state.copy())

@@ -155,12 +155,13 @@ def _plan_update(
 ) -> Change:
     """The update (or move) of ``path``: its bytes are ``source``'s (a pinned file, or bytes read
     already; ``None`` when there is no file)."""
-    data = source
     if isinstance(source, files.Target):
         try:
             data = _read_pinned(source)
         except OSError as error:
             raise _verification(node_message(error, "open", path)) from None
+    else:
+        data = source
     if data is None:
         raise _verification(f"Failed to read file to update: {path}")
     old, bom = files.decode(data)

@@ -19,9 +19,10 @@ from typing import Any
 
 from .. import paths
 from ..context import ToolContext
+from ..errors import QuestionDismissedError
 from ..results import ToolResult
 from ._arguments import Arguments
-from ._question import QuestionDismissedError, ask_user
+from ._question import ask_user
 
 HEADER = "Build Agent"
 YES = "Yes"

@@ -208,7 +208,7 @@ def html_to_markdown(html: str) -> str:
         exclude_selectors=["script", "style", "meta", "link"],
     )
     result = convert(html, options)
-    return (result if isinstance(result, str) else result.content).strip()
+    return (result if isinstance(result, str) else result.content or "").strip()
 
 
 # -- the request -----------------------------------------------------------------------------------

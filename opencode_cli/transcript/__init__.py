@@ -131,6 +131,7 @@ class Transcript:
         for message in stored:
             kept = by_id.get(message.id)
             if kept is not None and hasattr(kept, "provider_state"):
+                # not a field: set by the run loop for this process's turns only, never stored (models.loop)
                 message.provider_state = kept.provider_state  # type: ignore[attr-defined]
         return _from_last_summary(stored) or stored
 

@@ -9,8 +9,8 @@ import pytest
 from _harness import Asker, Recorder
 
 from opencode_cli import Project
-from opencode_cli.errors import InvalidArgumentsError, ToolError
-from opencode_cli.tools._question import DISMISSED, NO_ASKER, QuestionDismissedError
+from opencode_cli.errors import InvalidArgumentsError, QuestionDismissedError, ToolError
+from opencode_cli.tools._question import DISMISSED, NO_ASKER
 
 
 def question(text: str, header: str = "Pick", labels: tuple[str, ...] = ("A", "B"), **extra: Any) -> dict:
