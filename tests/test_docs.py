@@ -214,6 +214,7 @@ NOT_RUN = {
     "opencode tools watch --model gpt-5": "runs until Ctrl-C",
     "opencode tools watch     ": "runs until Ctrl-C",
     'opencode run "Why does the test': "needs a model server",
+    'opencode run "Plan the refactor"': "needs a model server",
     'opencode run "Now fix it"': "needs a model server",
     'opencode run "List the TODOs"': "needs a model server",
     'opencode run "And the other one"': "needs a model server (and a session to continue)",

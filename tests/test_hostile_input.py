@@ -230,15 +230,17 @@ def test_50_mb_strings(opencode, cli_env, tmp_path: Path) -> None:
     no_traceback(written)
     assert written.returncode == 0 and (project / "big-copy.txt").stat().st_size == BIG
 
+    # a path longer than the system takes is refused at once, with the invalid-arguments text
+    refused = "The read tool was called with invalid arguments: the path is "
     calls.write_text(call({"filePath": "x" * BIG}))
     called = opencode("tools", "call", "--file", str(calls))
     no_traceback(called)
-    assert called.returncode == 1 and one_line(called.stdout).startswith("Cannot access ")
+    assert called.returncode == 1 and called.stdout.startswith(refused) and len(called.stdout) < 1000
 
     ran = opencode("tools", "run", "read", f"filePath=@{big}")
     no_traceback(ran)
-    assert ran.returncode == 1 and one_line(ran.stderr).endswith("File name too long")
-    assert len(ran.stderr) < 10_000 and "(cut: " in ran.stderr  # the 50 MB name is quoted cut short
+    assert ran.returncode != 0 and refused in ran.stdout + ran.stderr
+    assert len(ran.stdout + ran.stderr) < 10_000  # the 50 MB name is not quoted
 
 
 def test_run_reading_an_argument_file_that_is_not_text_is_a_usage_error(opencode, tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ LIST_AND_MODULES = (
     "    main()\n"
     "except SystemExit:\n"
     "    pass\n"
-    "print('LOADED', 'pydantic_monty' in sys.modules)\n"
+    # --json claims stdout for the listing alone: anything else printed goes to stderr
+    "print('LOADED', 'pydantic_monty' in sys.modules, file=sys.stderr)\n"
 )
 
 
@@ -42,8 +43,8 @@ def _list(project_dir: Path, env: dict[str, str]) -> tuple[list[str], bool]:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
-    listing, _, loaded = done.stdout.rpartition("LOADED ")
-    return [tool["id"] for tool in json.loads(listing)["tools"]], loaded.strip() == "True"
+    loaded = done.stderr.rpartition("LOADED ")[2].split()[0]
+    return [tool["id"] for tool in json.loads(done.stdout)["tools"]], loaded == "True"
 
 
 def test_tools_list_offers_execute_instead_of_the_mcp_tools(demo: Path, env: dict[str, str]) -> None:

@@ -153,7 +153,10 @@ class Live:
         await self.project.aclose()
 
     def offered(self) -> dict[str, str]:
-        return {d.id: d.description for d in self.project.generation.offer().tools}
+        """As a session with nobody to answer questions is offered them (so is ``tools list`` without a
+        terminal): ``question`` switched off."""
+        offer = self.project.generation.offer(switches={"question": False})
+        return {d.id: d.description for d in offer.tools}
 
     async def call(self, tool_id: str) -> None:
         async with self.project.session(prompt=allow) as session:
@@ -336,7 +339,7 @@ async def sequence(seed: int, root: Path, env: dict[str, str]) -> list[str]:
                 done.append(await step(rng.choice(ACTIONS), model, rng, live, served))
                 fresh = await asyncio.to_thread(fresh_list, root, env)
                 expected = {**fresh, **model.kept()}
-                served_expected = {k: v for k, v in expected.items() if k != "question"}
+                served_expected = expected
                 try:
                     await quiet(expected, live, served, served_expected)
                 except TimeoutError:

@@ -61,11 +61,17 @@ def choose(roots: Iterable[Any], within: Sequence[Path] | None = None) -> Choice
     allowed = None if within is None else [place.resolve() for place in within]
     refused: list[Path] = []
     for root in roots:
-        uri = urlparse(str(getattr(root, "uri", "")))
+        try:
+            uri = urlparse(str(getattr(root, "uri", "")))
+        except ValueError:  # not a URI at all (an unclosed "[" of an IPv6 host): skipped as another scheme
+            continue
         if uri.scheme != "file" or uri.netloc not in ("", "localhost"):
             continue
         path = Path(unquote(uri.path))
-        if not (path.is_absolute() and path.is_dir()):
+        try:
+            if not (path.is_absolute() and path.is_dir()):
+                continue
+        except (OSError, ValueError):  # a name the system cannot take (too long, a NUL byte)
             continue
         path = path.resolve()
         if allowed is None or any(path.is_relative_to(place) for place in allowed):
