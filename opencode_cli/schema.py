@@ -25,13 +25,11 @@ _NUMBER_WORDS = {"NaN", "Infinity", "-Infinity"}
 def from_model(model: type[BaseModel] | type[BaseModelV1]) -> dict[str, Any]:
     """The normalised JSON Schema of a pydantic model's input. A model of pydantic's v1 API
     (``pydantic.v1``, which LangChain tools may still use for their ``args_schema``) has no
-    ``model_json_schema``: its ``schema()`` is read (draft-7 ``definitions``, which :func:`normalize` inlines)."""
+    ``model_json_schema``: its ``schema()`` is read (draft-7 ``definitions``, inlined by :func:`normalize`;
+    a copy: v1 caches the dict it returns)."""
     from pydantic import BaseModel
 
-    if issubclass(model, BaseModel):
-        raw = model.model_json_schema(mode="validation")
-    else:
-        raw = dict(model.schema())  # v1 caches the dict it returns: the copy is ours to change
+    raw = model.model_json_schema(mode="validation") if issubclass(model, BaseModel) else dict(model.schema())
     raw.pop("description", None)  # the model's docstring; the tool's own description says it all
     return normalize(_plain_optionals(_drop_generated_titles(raw)))
 
