@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from .truncate import Truncator
 
 
+def _wake(future: asyncio.Future[None]) -> None:
+    """Resolve a waiter's future (on its loop) unless it is done already (cancelled, say)."""
+    if not future.done():
+        future.set_result(None)
+
+
 class AbortSignal:
     """Set when the turn is aborted; usable from async code and from worker threads."""
 
@@ -49,7 +55,7 @@ class AbortSignal:
             waiters, self._waiters = self._waiters, []
             callbacks, self._callbacks = self._callbacks, []
         for loop, future in waiters:
-            loop.call_soon_threadsafe(lambda f=future: f.done() or f.set_result(None))
+            loop.call_soon_threadsafe(_wake, future)
         for callback in callbacks:
             callback()
 
@@ -134,7 +140,8 @@ class ToolContext:
     on_metadata: MetadataSink | None = field(default=None, repr=False)
     task_capable: bool = False
     truncator: Truncator = field(default=None, repr=False)  # type: ignore[assignment]
-    env: Mapping[str, str] = field(default=None, repr=False)  # type: ignore[assignment]
+    # the project's when unset (the code is arg-type: mypy checks the None as field()'s argument)
+    env: Mapping[str, str] = field(default=None, repr=False)  # type: ignore[arg-type]
     loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     project: Project = field(default=None, repr=False)  # type: ignore[assignment]
     """The project the call runs in (its services, store, config): the session's."""

@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import os
 import traceback
+import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,7 +89,7 @@ def describe_exception(error: BaseException, path: str | None = None) -> str:
     if isinstance(error, SyntaxError) and error.filename:
         where = f"{error.filename}:{error.lineno}: "
         return f"{where}SyntaxError: {error.msg}"
-    frames = traceback.extract_tb(error.__traceback__)
+    frames: list[traceback.FrameSummary] = traceback.extract_tb(error.__traceback__)
     if path is not None:
         frames = [f for f in frames if f.filename == path] or frames
     else:
@@ -255,8 +256,10 @@ class Plugins(HookCalls):
         reason = lines[-1] if lines else "invalid hook implementation"
         for attribute in dir(plugin):
             options = self.manager.parse_hookimpl_opts(plugin, attribute)
-            hook = (options or {}).get("specname") or attribute
-            if options is not None and f"'{hook}'" in str(error):
+            if options is None:
+                continue
+            hook = options.get("specname") or attribute
+            if f"'{hook}'" in str(error):
                 return f"{source_line(getattr(plugin, attribute))}: {hook}: {reason}"
         return f"PluginValidationError: {reason}"
 
@@ -421,9 +424,11 @@ def _write_json(path: Path, value: Any) -> None:
         replace(path, json.dumps(value).encode("utf-8"))
 
 
-def _specs(manager: pluggy.PluginManager, names: Iterable[str]) -> object:
-    """The hook specifications ``manager`` has for ``names``, as a namespace pluggy's ``add_hookspecs``
-    reads: a manager holding one plugin needs the specs of that plugin's hooks, not all of them."""
-    import types
-
-    return types.SimpleNamespace(**{name: getattr(manager.hook, name).spec.function for name in names})
+def _specs(manager: pluggy.PluginManager, names: Iterable[str]) -> types.ModuleType:
+    """The hook specifications ``manager`` has for ``names``, as a module (a namespace pluggy's
+    ``add_hookspecs`` takes): a manager holding one plugin needs the specs of that plugin's hooks, not all
+    of them."""
+    module = types.ModuleType("opencode_cli.plugins._specs")
+    for name in names:
+        setattr(module, name, getattr(manager.hook, name).spec.function)
+    return module

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from pydantic.v1 import BaseModel as BaseModelV1
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -21,9 +22,14 @@ COMBINERS = ("anyOf", "oneOf", "allOf")
 _NUMBER_WORDS = {"NaN", "Infinity", "-Infinity"}
 
 
-def from_model(model: type[BaseModel]) -> dict[str, Any]:
-    """The normalised JSON Schema of a pydantic model's input."""
-    raw = model.model_json_schema(mode="validation")
+def from_model(model: type[BaseModel] | type[BaseModelV1]) -> dict[str, Any]:
+    """The normalised JSON Schema of a pydantic model's input. A model of pydantic's v1 API
+    (``pydantic.v1``, which LangChain tools may still use for their ``args_schema``) has no
+    ``model_json_schema``: its ``schema()`` is read (draft-7 ``definitions``, inlined by :func:`normalize`;
+    a copy: v1 caches the dict it returns)."""
+    from pydantic import BaseModel
+
+    raw = model.model_json_schema(mode="validation") if issubclass(model, BaseModel) else dict(model.schema())
     raw.pop("description", None)  # the model's docstring; the tool's own description says it all
     return normalize(_plain_optionals(_drop_generated_titles(raw)))
 

@@ -52,8 +52,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pytest
 
 if TYPE_CHECKING:
+    from .permission import Reply, Rule
     from .permission import Request as PermissionRequest
-    from .permission import Rule
     from .project import Project
     from .registry import ToolDefinition
     from .results import ToolResult
@@ -214,6 +214,8 @@ def opencode_project(make_opencode_project: ProjectFactory, opencode_plugins: li
 # -- permission asks -------------------------------------------------------------------------------------
 
 ReplyLike = Any  # "once" | "always" | "reject" | (reply, feedback) | Decision
+#: The replies a human can give (typed: a reply found among them is a Reply to the type checker).
+_REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
 
 
 def _decision(value: ReplyLike) -> Decision:
@@ -229,7 +231,7 @@ def _decision(value: ReplyLike) -> Decision:
         raise TypeError(
             f"a permission reply is 'once', 'always', 'reject', (reply, feedback) or Decision: {value!r}"
         )
-    if reply not in ("once", "always", "reject"):
+    if reply not in _REPLIES:
         raise ValueError(f"a permission reply is 'once', 'always' or 'reject', not {reply!r}")
     return Decision(reply, feedback)
 
@@ -443,7 +445,7 @@ class ChatRequests:
         from .models.loop import prepare_request
         from .models.provider import Provider
 
-        ref = ModelRef.coerce(model)
+        ref = ModelRef.parse(model)
         provider = Provider()
         provider.name = ref.provider or "test"
         with self.project.session(model=ref) as session:

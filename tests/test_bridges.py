@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import v1
 
 import opencode_cli
 
@@ -231,6 +232,50 @@ def test_langchain_tools_are_listed_inspected_and_run(bridged: dict[str, Any]) -
     assert opencode(bridged, "tools", "run", "shout", "text=hi").stdout.strip() == "HI!"
     counted = json.loads(opencode(bridged, "tools", "run", "count", "words=a b c", "--json").stdout)
     assert (counted["output"], counted["metadata"]["artifact"]) == ("3 words", {"n": 3})  # artifact kept
+
+
+# pydantic v1 resolves the annotations (strings here) in the module's globals: the models live here
+class V1Tone(v1.BaseModel):
+    loud: bool = False
+
+
+class V1Args(v1.BaseModel):
+    """Arguments (not shown: the tool's description says it)."""
+
+    text: str = v1.Field(description="what to say")
+    times: int = 1
+    tone: V1Tone | None = None
+
+
+def _say(text: str, times: int = 1, tone: V1Tone | None = None) -> str:
+    said = " ".join([text] * times)
+    return said.upper() if tone is not None and tone.loud else said
+
+
+def test_a_langchain_tool_with_a_pydantic_v1_args_schema_is_shown_and_called(
+    project: Any, tool_context: Any
+) -> None:
+    """A tool whose ``args_schema`` is a ``pydantic.v1`` model (which has no ``model_json_schema``): its
+    parameters come from the v1 schema, titles dropped and the nested model's definition inlined."""
+    from langchain_core.tools import StructuredTool
+
+    from opencode_cli.bridges import source
+    from opencode_cli.bridges.langchain import LangchainTool
+
+    wrapped = StructuredTool.from_function(_say, name="say", description="Say it.", args_schema=V1Args)
+    made = LangchainTool(wrapped, source("langchain", "demo:say"))
+    schema = made.schema()
+    assert schema["required"] == ["text"]
+    assert schema["properties"]["text"] == {"type": "string", "description": "what to say"}
+    assert schema["properties"]["times"]["default"] == 1
+    assert schema["properties"]["tone"] == {
+        "type": "object",
+        "properties": {"loud": {"type": "boolean", "default": False}},
+    }
+    assert "title" not in json.dumps(schema) and "$ref" not in json.dumps(schema)
+    arguments = {"text": "hi", "times": 2, "tone": {"loud": True}}
+    result = project.portal.call(made.run, arguments, tool_context("say"))
+    assert result.output == "HI HI"
 
 
 @pytest.mark.parametrize("name", ["handled", "raised"])

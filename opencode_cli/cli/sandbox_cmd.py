@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .common import friendly_errors, make_project, print_json
@@ -90,7 +91,7 @@ def _private(plan: Any) -> dict[str, list[str]]:
     }
 
 
-def _strictest(actions: list[str]) -> str | None:
+def _strictest(actions: Sequence[str]) -> str | None:
     """The action that decides several patterns: any ``deny``, else any ``ask``, else ``allow``."""
     for action in ("deny", "ask", "allow"):
         if action in actions:

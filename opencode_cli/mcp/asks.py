@@ -276,7 +276,8 @@ async def ask_with_questions(
             open_url(request.url)
         return ElicitAnswer("accept")
     schema = request.schema or {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+    listed_properties = schema.get("properties")
+    properties: Mapping[Any, Any] = listed_properties if isinstance(listed_properties, Mapping) else {}
     listed = schema.get("required")
     required = {key for key in listed if isinstance(key, str)} if isinstance(listed, list) else set()
     content: dict[str, Any] = {}

@@ -153,8 +153,11 @@ class Requests:
             def ended(_: object) -> None:
                 cancel()
 
+            def taken_back() -> None:
+                serving.remove_done_callback(ended)
+
             serving.add_done_callback(ended)
-            return lambda: serving.remove_done_callback(ended)
+            return taken_back
 
         try:
             return await cancelled_by(request, when_lost, self._went_away)
@@ -245,7 +248,7 @@ def _request_error(error: BaseException) -> str:
     """A failed request as the TypeScript SDK words it (``MCP error -32001: Request timed out``)."""
     code = getattr(error, "code", None)
     if isinstance(code, int) and hasattr(error, "message"):
-        said = str(error.message)  # type: ignore[attr-defined]
+        said = str(error.message)
         prefix = f"MCP error {code}: "
         return said if said.startswith(prefix) else prefix + said  # a TypeScript server's message has it
     return message_of(error)

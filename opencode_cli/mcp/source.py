@@ -12,7 +12,6 @@ capability.
 from __future__ import annotations
 
 import contextvars
-import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ __all__ = [
 if TYPE_CHECKING:
     from ..context import ToolContext
     from .config import ServerConfig
+    from .relay import ProgressSink
     from .servers import McpServers
 
 
@@ -91,7 +91,7 @@ class McpTool(Tool):
         relay = ctx.relay
         progress = relay.progress if relay is not None else None
         if progress is not None:
-            progress = functools.partial(contextvars.copy_context().run, progress)
+            progress = _in_this_context(progress)
         asks = CallAsks(self.server, ctx)
         with connection.answering(asks):  # its elicitation and sampling requests
             try:
@@ -109,6 +109,16 @@ class McpTool(Tool):
             # what the output schema describes, for code mode (the model gets the text as before)
             mapped.metadata["structuredContent"] = structured
         return mapped
+
+
+def _in_this_context(sink: ProgressSink) -> ProgressSink:
+    """``sink`` run in a copy of the context current now (the call's), wherever it is called from."""
+    context = contextvars.copy_context()
+
+    def report(progress: float, total: float | None, message: str | None) -> None:
+        context.run(sink, progress, total, message)
+
+    return report
 
 
 def _task_progress(ctx: ToolContext) -> Callable[[str, str | None], None]:

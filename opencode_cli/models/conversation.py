@@ -51,7 +51,7 @@ def conversation(session: Session) -> list[Any]:
         if not text and not calls:
             continue
         requests = [ToolCallRequest(part.call_id, part.tool, json.dumps(part.input)) for part in calls]
-        extra = getattr(message, "provider_state", None) or {}
+        extra = message.provider_state or {}
         messages.append(Message("assistant", text or None, tool_calls=requests, extra=extra))
         for part in calls:
             shown = part.status == "completed" and not is_pruned(part)

@@ -207,12 +207,12 @@ async def _steps(
     from ..parts import ToolCall
     from ..wire import render
     from . import compaction
-    from .base import TextDelta, ToolCalls
     from .usage import cost_of, tokens_of
 
     go_on_after_rejection = session.project.config.get("experimental.continue_loop_on_deny") is True
     limit = getattr(session.agent, "steps", None) or DEFAULT_STEPS
-    steps, text, usage = 0, "", {}
+    steps, text = 0, ""
+    usage: dict[str, Any] = {}
     while True:
         steps += 1
         last = bool(limit) and steps > limit
@@ -224,7 +224,7 @@ async def _steps(
         stream = model.stream(messages, tools, params=params, headers=headers)
         with traced.chat(model) as chat:
             try:
-                calls = await until_aborted(reply.consume(stream, TextDelta, ToolCalls), abort)
+                calls = await until_aborted(reply.consume(stream), abort)
             except BaseException as error:
                 reply.keep()
                 session.transcript.finish(assistant, None, error=_error_name(error))
@@ -233,7 +233,7 @@ async def _steps(
         text = reply.text
         if reply.finish is not None:
             usage = reply.finish.usage or usage
-            assistant.provider_state = reply.finish.extra  # type: ignore[attr-defined]  # for this run
+            assistant.provider_state = reply.finish.extra  # for this run's next requests
             assistant.tokens = tokens_of(reply.finish.usage)
             assistant.cost = cost_of(assistant.tokens, model.info.cost)
         if not calls or last:
@@ -284,20 +284,20 @@ class _Reply:
         self._part: Any = None
         self._saved: str | None = None
 
-    async def consume(self, stream: Any, text_type: type, calls_type: type) -> list[Any]:
+    async def consume(self, stream: Any) -> list[Any]:
         from ..transcript import TextPart
-        from .base import Finish
+        from .base import Finish, TextDelta, ToolCalls
 
         calls: list[Any] = []
         async for event in stream:
-            if isinstance(event, text_type):
+            if isinstance(event, TextDelta):
                 self.text += event.text
                 if self._part is None:
                     self._part = TextPart(self.text)
                     self.session.transcript.add_part(self.message, self._part)
                 self._part.text = self.text
                 self.emit("text", {"text": event.text})
-            elif isinstance(event, calls_type):
+            elif isinstance(event, ToolCalls):
                 calls = list(event.calls)
             elif isinstance(event, Finish):
                 self.finish = event

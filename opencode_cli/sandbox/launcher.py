@@ -39,9 +39,21 @@ It is a script, not a module of the package: it imports only a few standard modu
 beside it (its own directory is the first entry of ``sys.path``), so it starts in a few milliseconds.
 """
 
-import _signal as signal  # the C module: ``signal`` would import enum (and functools, collections)
 import os
 import sys
+
+# typing's TYPE_CHECKING would import typing: mypy takes any name TYPE_CHECKING as true (PEP 484)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal  # the same functions and numbers, typed (typeshed has no stubs of ``_signal``)
+    from _socket import socket as Socket
+    from typing import NoReturn
+
+    # the launcher's siblings: it imports them as top-level modules where needed (its folder is first on
+    # sys.path), each import behind ``if not TYPE_CHECKING``, so that mypy checks their uses against these
+    from opencode_cli.sandbox import landlock, mounts  # noqa: F401 - (ruff sees the hidden imports' uses)
+else:
+    import _signal as signal  # the C module: ``signal`` would import enum (and functools, collections)
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -139,7 +151,7 @@ def _doomed(signum: int, frame: object) -> None:
         _doom()
 
 
-def _doom() -> None:
+def _doom() -> "NoReturn":
     _DOOMED.append(True)
     raise _Doomed
 
@@ -174,12 +186,14 @@ def _child(status: int, rules: list, argv: list, env: dict | None = None, cwd: s
                 _report(status, f"exec {error.errno or 0} {error.strerror or error}")
                 os._exit(127)
         if rules:
-            import landlock
+            if not TYPE_CHECKING:  # mypy reads the sibling imported at the top
+                import landlock
 
             try:
                 confined = landlock.Rules.from_args(rules)
                 if confined.protect:  # before Landlock, which forbids changing the mount table
-                    import mounts
+                    if not TYPE_CHECKING:
+                        import mounts
 
                     mounts.protect(confined.protect)
                 landlock.restrict(confined)
@@ -277,7 +291,7 @@ IDLE = 4
 _DEFAULTED = ("SIGPIPE", "SIGXFSZ", "SIGUSR1", "SIGTERM", "SIGCHLD", "SIGINT")
 
 
-def _receive(connection: object, count: int) -> tuple[dict, list] | None:
+def _receive(connection: "Socket", count: int) -> tuple[dict, list] | None:
     """The next message on the socket (``None`` when the socket ended): its dict (in :mod:`marshal`'s
     format: the host runs this same interpreter) and its ``count`` descriptors (a message without them is
     dropped)."""
@@ -285,7 +299,7 @@ def _receive(connection: object, count: int) -> tuple[dict, list] | None:
     import marshal
 
     while True:
-        data, ancillary, _, _ = connection.recvmsg(1 << 20, socket.CMSG_SPACE(count * 4))  # type: ignore[attr-defined]
+        data, ancillary, _, _ = connection.recvmsg(1 << 20, socket.CMSG_SPACE(count * 4))
         if not data:
             return None
         descriptors = []
@@ -308,7 +322,7 @@ class _Channel:
     bookkeeping: ``taken`` (a keeper writes a byte per command it takes) and ``slots`` (a byte per free
     idle place; an idle keeper holds one)."""
 
-    def __init__(self, connection: object, rules: list) -> None:
+    def __init__(self, connection: "Socket", rules: list) -> None:
         self.connection, self.rules = connection, rules
         self.taken_read, self.taken_write = os.pipe()
         self.slots_read, self.slots_write = os.pipe()
@@ -316,7 +330,7 @@ class _Channel:
         os.write(self.slots_write, b"." * IDLE)
 
     def close(self) -> None:
-        self.connection.close()  # type: ignore[attr-defined]
+        self.connection.close()
         for descriptor in (self.taken_read, self.taken_write, self.slots_read, self.slots_write):
             os.close(descriptor)
 
@@ -326,12 +340,14 @@ def _confine(rules: list) -> str | None:
     could not be applied."""
     if not rules:
         return None
-    import landlock
+    if not TYPE_CHECKING:
+        import landlock
 
     try:
         confined = landlock.Rules.from_args(rules)
         if confined.protect:  # before Landlock, which forbids changing the mount table
-            import mounts
+            if not TYPE_CHECKING:
+                import mounts
 
             mounts.protect(confined.protect)
         landlock.restrict(confined)
@@ -458,8 +474,9 @@ def serve(control: int) -> None:
     import select
     import termios  # noqa: F401
 
-    import landlock  # noqa: F401 - the same: a sandboxed command's keeper finds them loaded
-    import mounts  # noqa: F401
+    if not TYPE_CHECKING:  # the same: a sandboxed command's keeper finds them loaded
+        import landlock  # noqa: F401
+        import mounts  # noqa: F401
 
     gc.disable()  # no cycles are made here; and a collection in a keeper would copy every page it touches
     gc.freeze()

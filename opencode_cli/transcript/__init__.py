@@ -130,9 +130,8 @@ class Transcript:
         by_id = {message.id: message for message in self.messages}
         for message in stored:
             kept = by_id.get(message.id)
-            if kept is not None and hasattr(kept, "provider_state"):
-                # not a field: set by the run loop for this process's turns only, never stored (models.loop)
-                message.provider_state = kept.provider_state  # type: ignore[attr-defined]
+            if kept is not None:  # what only memory has: the state the run loop kept (never stored)
+                message.provider_state = kept.provider_state
         return _from_last_summary(stored) or stored
 
     def child(self, title: str, agent: str, permission: list[dict[str, str]] | None = None) -> Transcript:

@@ -391,6 +391,10 @@ class Message:
     """What an assistant message's step used: ``{input, output, reasoning, cache: {read, write}}``."""
     cost: float | None = None
     """What it cost, in dollars (0 when the model's prices are not known)."""
+    provider_state: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """What the provider needs sent back with this assistant reply in the next request (its
+    ``Finish.extra``: Anthropic's thinking blocks…): set by the run loop for this process's turns only,
+    never stored (:meth:`as_dict` leaves it out)."""
 
     @property
     def text(self) -> str:

@@ -11,7 +11,7 @@ import shlex
 import sys
 from typing import Any
 
-from ...context import PermissionRequest
+from ...permission import Request as PermissionRequest
 from ...session import Decision
 from .calls import CURRENT, declares_elicitation
 

@@ -14,9 +14,10 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...context import AbortSignal, PermissionRequest
+from ...context import AbortSignal
 from ...live import added_output
 from ...loops import running_loop
+from ...permission import Request as PermissionRequest
 
 #: The call running in the current task (``None`` outside a ``tools/call``).
 CURRENT: contextvars.ContextVar[Call | None] = contextvars.ContextVar("opencode_mcp_call", default=None)

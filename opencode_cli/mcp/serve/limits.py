@@ -83,9 +83,10 @@ def check_line(text: str) -> Problem | None:
     try:
         types.jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError as error:
-        first = error.errors()[0] if error.errors() else {}
-        where = ".".join(str(part) for part in first.get("loc", ())[1:]) or "message"
-        detail = f"{where}: {first.get('msg', 'not valid')}"
+        errors = error.errors()
+        loc, msg = (errors[0]["loc"], errors[0]["msg"]) if errors else ((), "not valid")
+        where = ".".join(str(part) for part in loc[1:]) or "message"
+        detail = f"{where}: {msg}"
         return Problem(types.INVALID_REQUEST, f"Invalid request: {detail}", ident)
     from ...arguments import hostile_value
 

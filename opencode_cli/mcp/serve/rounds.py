@@ -65,10 +65,9 @@ class Rounds:
         import anyio
 
         asked = call.next_ask() if call.rounds else None
+        waited: set[asyncio.Future[Any]] = {running} if asked is None else {running, asked}
         try:
-            await asyncio.wait(
-                {running} if asked is None else {running, asked}, return_when="FIRST_COMPLETED"
-            )
+            await asyncio.wait(waited, return_when="FIRST_COMPLETED")
         except asyncio.CancelledError:
             if asked is not None:
                 asked.cancel()

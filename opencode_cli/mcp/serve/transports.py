@@ -276,9 +276,10 @@ async def _checked_body(receive: Any, send: Any) -> Any:
     """Read a POST's body and put it to the rule stdio's lines meet (:func:`.limits.check_message`): a
     message the SDK can take gives a ``receive`` that hands the SDK the body again; any other is answered
     here, as stdio answers it (413 for a body over the limit, else 400), and gives ``None``."""
-    from .limits import check_message, error_reply, replies, too_large
+    from .limits import Problem, check_message, error_reply, replies, too_large
 
     body = bytearray()
+    problem: Problem | None
     status = 0
     while True:
         message = await receive()
