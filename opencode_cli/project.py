@@ -359,10 +359,13 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
-        if services is not None or self._portal is not None or self._workers is not None or self._launcher:
+        builder = self.__dict__.get("builder")
+        if services is not None or self._portal or self._workers or self._launcher or builder:
             import asyncio
 
-            await asyncio.to_thread(_close_keepers, services, self._portal, self._workers, self._launcher)
+            await asyncio.to_thread(
+                _close_keepers, services, self._portal, self._workers, self._launcher, builder
+            )
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
@@ -375,14 +378,21 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
-        _close_keepers(services, self._portal, self._workers, self._launcher)
+        _close_keepers(services, self._portal, self._workers, self._launcher, self.__dict__.get("builder"))
 
 
 def _close_keepers(
-    services: Services | None, portal: Portal | None, workers: Workers | None, launcher: Launcher | None
+    services: Services | None,
+    portal: Portal | None,
+    workers: Workers | None,
+    launcher: Launcher | None,
+    builder: Builder | None = None,
 ) -> None:
-    """Stop a project's services living on another loop than the caller's (the portal's, or a loop of
-    another thread), then the portal, then the worker threads and the launcher."""
+    """Stop a project's builder (a build in progress may still need the portal), its services living on
+    another loop than the caller's (the portal's, or a loop of another thread), then the portal, then the
+    worker threads and the launcher."""
+    if builder is not None:
+        builder.close()
     try:
         if portal is not None and services is not None and portal.runs(services.loop):
             portal.close(final=services.aclose)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .contract import AnyTool, LazyTool, Tool
+from .loops import running_loop
 from .toolspec import ToolSource
 
 if TYPE_CHECKING:
@@ -288,10 +289,11 @@ class Sources:
     def changed(self, source: Source) -> None:
         """What a source's :meth:`Source.report_change` calls: a request to the project's builder to
         rebuild that source (nothing to do while no registry was built or is being built: the first build
-        reads every source as it is)."""
+        reads every source as it is). A thread with no loop waits until a build carries it; code on a loop
+        (an MCP server that connected) never waits: the builder works on its own thread."""
         generation = self.project.generations.made
         if generation is not None and generation.registry_started:
-            self.project.builder.request({source.key}, wait=False)
+            self.project.builder.request({source.key}, wait=running_loop() is None)
 
     @staticmethod
     def keys(paths: Iterable[str | Path]) -> set[str]:
