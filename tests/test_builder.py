@@ -4,6 +4,7 @@ coalesces what arrives while it works and never drops a change."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable
 
@@ -178,7 +179,7 @@ def test_a_request_at_any_point_where_the_builder_leaves_its_lock_is_built(make_
         project = make_project()
         builder = project.builder
         source = Versioned("late")
-        lock = Interleaving(point, lambda: builder.request({source.key}))
+        lock = Interleaving(point, functools.partial(builder.request, {source.key}))
         builder._lock, builder._changed = lock, threading.Condition(lock)  # type: ignore[assignment]
         project.registry  # noqa: B018
         project.sources.add(source)
