@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .contract import AnyTool, LazyTool, Tool
 from .loops import running_loop
+from .steps import Steps, call_each, drive, nothing
 from .toolspec import ToolSource
 
 if TYPE_CHECKING:
@@ -56,9 +57,10 @@ class Source:
         problems are reported to ``warn`` (one line each) and recorded on the contribution's record."""
         raise NotImplementedError
 
-    async def abuild(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
-        """:meth:`build` from async code (a plugin's ``async def register_tools`` is awaited here)."""
-        return self.build(previous, warn)
+    def steps(self, previous: Contribution | None, warn: Callable[[str], None]) -> Steps[Contribution]:
+        """:meth:`build` as steps (:mod:`opencode_cli.steps`): a source that calls hooks gives them here,
+        so that one implementation serves sync and async callers; most sources call none."""
+        return (yield from nothing(self.build(previous, warn)))
 
     def report_change(self) -> None:
         """Say that this source's tools changed: the project rebuilds it (and only it) into a generation."""
@@ -93,21 +95,10 @@ class PluginSource(Source):
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
         """Call the plugin's ``register_tools`` (a failure is recorded on the plugin; tools so far stay)."""
-        contribution, register = self._start()
-        self.plugins.call_each(
-            "register_tools", only=self.record.name, register=register, flags=self.flags, project=self.project
-        )
-        return self._finish(contribution, warn)
+        return drive(self.steps(previous, warn))
 
-    async def abuild(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
-        """:meth:`build` on the caller's loop: an ``async def register_tools`` is awaited there."""
-        contribution, register = self._start()
-        await self.plugins.acall_each(
-            "register_tools", only=self.record.name, register=register, flags=self.flags, project=self.project
-        )
-        return self._finish(contribution, warn)
-
-    def _start(self) -> tuple[Contribution, Callable[..., None]]:
+    def steps(self, previous: Contribution | None, warn: Callable[[str], None]) -> Steps[Contribution]:
+        """:meth:`build`'s one implementation: the plugin's ``register_tools`` is the step."""
         contribution = Contribution(self, record=self.record)
         self.record.tools = []
 
@@ -116,9 +107,14 @@ class PluginSource(Source):
                 contribution.tools.append((each.copy(source=self.stamp), gate))
                 self.record.tools.append(each.id)
 
-        return contribution, register
-
-    def _finish(self, contribution: Contribution, warn: Callable[[str], None]) -> Contribution:
+        yield from call_each(
+            self.plugins,
+            "register_tools",
+            only=self.record.name,
+            register=register,
+            flags=self.flags,
+            project=self.project,
+        )
         if self.kind == "plugin":
             self.record.warnings = _lint(contribution, warn)
         self.plugins.remember_tools(self.record.name, self.record.tools)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..parts import WireTool
+from ..steps import Steps, adrive, drive
 
 if TYPE_CHECKING:
     from ..generation import Generation
@@ -34,33 +35,26 @@ class Offering:
 
     def resolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.resolve <opencode_cli.session.Session.resolve>`."""
+        return self._hand_out(drive(self._made(tools)))
+
+    async def aresolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
+        """See :meth:`Session.aresolve <opencode_cli.session.Session.aresolve>`."""
+        return self._hand_out(await adrive(self._made(tools)))
+
+    async def arefresh(self) -> None:
+        """Make :attr:`last` the offer of the current generation, the tools the next call is repaired
+        against, as :meth:`aresolve` would, without handing out a copy (a host that runs calls only)."""
+        self._keep(await adrive(self._made(None)))
+
+    def _made(self, tools: dict[str, bool] | None) -> Steps[tuple[WireTool, ...]]:
+        """The wire tools of the current generation's offer for this session (kept on the generation
+        unless ``tools`` switches some per request): the one implementation of resolving."""
         session = self.session
         generation = session.project.generation
         key, switches = self._key(tools)
         made = generation.offers.get(key) if tools is None else None
         if made is None or made[0] is not session.agent:
-            offer = generation.offer(
-                session.model, session.agent, rules=session.rules, switches=switches, schemas=True
-            )
-            made = self._shape(generation, key, tools, offer)
-        return self._hand_out(made[1])
-
-    async def aresolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
-        """See :meth:`Session.aresolve <opencode_cli.session.Session.aresolve>`."""
-        return self._hand_out(await self._amade(tools))
-
-    async def arefresh(self) -> None:
-        """Make :attr:`last` the offer of the current generation, the tools the next call is repaired
-        against, as :meth:`aresolve` would, without handing out a copy (a host that runs calls only)."""
-        self._keep(await self._amade(None))
-
-    async def _amade(self, tools: dict[str, bool] | None) -> tuple[WireTool, ...]:
-        session = self.session
-        generation = await session.project.ready()
-        key, switches = self._key(tools)
-        made = generation.offers.get(key) if tools is None else None
-        if made is None or made[0] is not session.agent:
-            offer = await generation.aoffer(
+            offer = yield from generation.offer_steps(
                 session.model, session.agent, rules=session.rules, switches=switches, schemas=True
             )
             made = self._shape(generation, key, tools, offer)
