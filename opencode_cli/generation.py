@@ -199,7 +199,10 @@ class Generation:
         if made is not None:
             return made
         self.registry_started = True
-        sources = self.project.sources.of(self)
+        project = self.project
+        if self._previous is not None:  # a reload: the plugins disabled are this config's
+            project.plugins.follow(project.disabled_plugins(self.config))
+        sources = project.sources.of(self)
         previous = None
         if self._previous is not None:
             previous = yield from self._previous.registry_steps()

@@ -127,16 +127,9 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
     def plugins(self) -> Plugins:
         """The plugin manager, with built-ins, entry-point plugins and records of each. The plugins named
         by ``[plugins] disabled`` and by ``disabled_plugins`` (built-in or installed) are not loaded."""
-        from .plugins import IN_CONFIG, Plugins
+        from .plugins import Plugins
 
-        listed = self.config.get("plugins.disabled", [])
-        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
-            raise ConfigError("plugins.disabled must be a list of plugin names")
-        given = self._disabled_plugins
-        disabled = {
-            **dict.fromkeys(listed, IN_CONFIG),
-            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
-        }
+        disabled = self.disabled_plugins(self.config)
         autoload = self._autoload
         if autoload is None:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)
@@ -152,6 +145,21 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
             loop=lambda: self.portal.loop,
             search_path=search_path(self.env),
         )
+
+    def disabled_plugins(self, config: Config) -> dict[str, str]:
+        """The plugins not to load with ``config``, each with how it was disabled: ``[plugins] disabled``
+        and the host's ``disabled_plugins``. A generation's set; :meth:`Plugins.follow
+        <opencode_cli.plugins.Plugins.follow>` makes the plugin manager follow it on a reload."""
+        from .plugins import IN_CONFIG
+
+        listed = config.get("plugins.disabled", [])
+        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+            raise ConfigError("plugins.disabled must be a list of plugin names")
+        given = self._disabled_plugins
+        return {
+            **dict.fromkeys(listed, IN_CONFIG),
+            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
+        }
 
     @cached_property
     def store(self) -> Store:

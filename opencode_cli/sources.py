@@ -244,6 +244,7 @@ class Sources:
         self._files: dict[Path, ToolFileSource] = {}
         self._added: list[Source] = []
         self._plugins: list[PluginSource] | None = None
+        self._revision = 0
 
     def of(self, generation: Generation) -> list[Source]:
         """The registry's sources in order: built-in plugins, the tool files of the generation's config
@@ -264,12 +265,16 @@ class Sources:
 
     def _plugin_sources(self) -> list[PluginSource]:
         """One source per plugin implementing ``register_tools``, in load order."""
-        if self._plugins is None:
-            project = self.project
-            plugins = project.plugins
+        project = self.project
+        plugins = project.plugins
+        if self._plugins is None or self._revision != plugins.revision:
+            self._revision = plugins.revision
+            known = {source.record.name: source for source in self._plugins or []}
             implementers = set(plugins.implementers("register_tools"))
             self._plugins = [
-                PluginSource(plugins, record, project.flags, project)
+                known[record.name]
+                if record.name in known and known[record.name].record is record
+                else PluginSource(plugins, record, project.flags, project)
                 for record in plugins.records
                 if record.name in implementers and plugins.record_for(record.name) is record
             ]
