@@ -13,9 +13,17 @@ generation is installed (or once a build failed, the current generation kept). T
 into reports, ``mcp serve`` into one ``notifications/tools/list_changed`` each; nobody keeps a copy of
 the offer: that belongs to the generation.
 
-The builder runs in the thread that asks when it is idle (a build is short: only the sources that
-changed are built again), and a request made while another thread builds is left to that thread: the
-asker may wait for it (``wait=True``) or not.
+The builder works on a thread of its own, never on an event loop and never in the thread that asks: a
+request only records what changed and wakes it, so an MCP server that connects on a serving loop never
+stalls that loop for a build. The asker may wait until a build carries its request (``wait=True``, from
+a thread that runs no loop) or not. Observers are told on the builder's thread too, whichever thread
+installed the generation (a held one is installed by the thread that closes the last hold), so an
+observer never runs on a loop: it makes the offer a session would get, ``async def`` hooks included
+(they are awaited on the project's portal, as for any sync caller), and hands what it found to its own
+loop.
+
+The thread decides whether to sleep and takes what to build under one lock, the lock every request
+takes: no request can arrive between "nothing is left" and "asleep" and be left unbuilt.
 """
 
 from __future__ import annotations
@@ -73,8 +81,11 @@ class Builder:
         self._files: set[str] = set()
         self._asked = 0
         self._finished = 0
-        self._busy = False
-        self._drainer: int | None = None
+        self._building = False
+        self._untold: list[Built] = []
+        """Builds installed by another thread (a hold that closed), to be told on the builder's thread."""
+        self._thread: threading.Thread | None = None
+        self._closed = False
         self._waiting: Built | None = None
         self._observers: list[Observer] = []
 
@@ -85,31 +96,35 @@ class Builder:
     ) -> int:
         """Ask for a new generation with the sources of ``keys`` (and of the changed ``files``) rebuilt.
 
-        Returns the request's ticket. When the builder is idle, the build runs now, in this thread, until
-        no request is left; when another thread builds, the request joins its next build, and with
-        ``wait`` this thread waits until a build carries it.
+        Returns the request's ticket at once; the builder's thread builds it (with every request that
+        arrives before that build begins). With ``wait``, this thread waits until a build carries it
+        (never the builder's own thread: an observer asking again does not wait on itself). A request
+        made after :meth:`close` is not built.
         """
         with self._lock:
             self._keys.update(keys)
             self._files.update(str(name) for name in files)
             self._asked += 1
             ticket = self._asked
-            if self._busy:
-                # this thread may be the one building (an observer asking again): it never waits on itself
-                while wait and self._finished < ticket and self._drainer != threading.get_ident():
-                    self._changed.wait()
-                return ticket
-            self._busy = True
-            self._drainer = threading.get_ident()
-        self._drain()
+            if not self._closed:
+                self._start()
+                self._changed.notify_all()
+            if wait:
+                self._wait_for(ticket)
         return ticket
 
     def wait(self) -> None:
-        """Block until every request made so far is carried by a build (a quiet point)."""
+        """Block until every request made so far is carried by a build and every observer was told of it
+        (a quiet point; returns at once in the builder's own thread and once the builder is closed)."""
         with self._lock:
-            target = self._asked
-            while self._finished < target and self._drainer != threading.get_ident():
-                self._changed.wait()
+            self._wait_for(self._asked)
+
+    def _wait_for(self, ticket: int) -> None:
+        """Wait (the lock held) until ``ticket`` is built and nothing is left to tell."""
+        if self._on_thread():
+            return
+        while not self._closed and (self._finished < ticket or self._untold or self._building):
+            self._changed.wait()
 
     @property
     def finished(self) -> int:
@@ -118,30 +133,56 @@ class Builder:
 
     @property
     def idle(self) -> bool:
-        """Whether no build runs and none is asked for."""
+        """Whether no build runs, none is asked for and nothing is left to tell."""
         with self._lock:
-            return not self._busy and self._finished == self._asked
+            return not self._building and not self._untold and self._finished == self._asked
 
-    def _drain(self) -> None:
-        try:
-            while True:
-                with self._lock:
-                    if self._finished == self._asked:
-                        return
-                    keys, files, ticket = self._keys, self._files, self._asked
-                    self._keys, self._files = set(), set()
-                built = Built(ticket, keys, files)
-                try:
-                    self._build(built)
-                finally:
-                    with self._lock:
-                        self._finished = ticket
-                        self._changed.notify_all()
-        finally:
+    def close(self) -> None:
+        """Stop the builder's thread (a build in progress ends first; requests left are not built)."""
+        with self._lock:
+            self._closed = True
+            self._changed.notify_all()
+            thread = self._thread
+        if thread is not None and not self._on_thread():
+            thread.join()
+
+    def _on_thread(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.ident == threading.get_ident()
+
+    def _start(self) -> None:
+        """Start the builder's thread (the lock is held) if it is not running."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="opencode-builder", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        """The builder's thread: tell what was installed elsewhere, build what was asked, sleep when
+        nothing is left (decided under the lock every request takes), until closed."""
+        while True:
             with self._lock:
-                self._busy = False
-                self._drainer = None
-                self._changed.notify_all()
+                while not self._closed and not self._untold and self._finished == self._asked:
+                    self._changed.wait()
+                if self._closed:
+                    self._changed.notify_all()
+                    return
+                untold, self._untold = self._untold, []
+                work = None
+                if self._finished < self._asked:
+                    work = Built(self._asked, self._keys, self._files)
+                    self._keys, self._files = set(), set()
+                self._building = True
+            try:
+                for built in untold:
+                    self._tell(built)
+                if work is not None:
+                    self._build(work)
+            finally:
+                with self._lock:
+                    if work is not None:
+                        self._finished = work.ticket
+                    self._building = False
+                    self._changed.notify_all()
 
     def _build(self, built: Built) -> None:
         from .errors import ConfigError
@@ -169,17 +210,24 @@ class Builder:
         )
 
     def _installed(self, built: Built, before: Generation) -> None:
+        """``built`` was swapped in: told now on the builder's thread, else handed to it."""
         built.before = before
         with self._lock:
             if self._waiting is built:
                 self._waiting = None
+            if not self._on_thread():
+                self._untold.append(built)
+                self._start()
+                self._changed.notify_all()
+                return
         self._tell(built)
 
     # -- the stream -----------------------------------------------------------------------------------------
 
     def observe(self, observer: Observer) -> Callable[[], None]:
-        """Call ``observer(built)`` for every generation installed and every build that failed (in the
-        thread that installed it); returns a function that stops it."""
+        """Call ``observer(built)`` for every generation installed and every build that failed (on the
+        builder's thread, never on a loop: an observer with a loop hands what it found to it); returns a
+        function that stops it."""
         self._observers.append(observer)
 
         def stop() -> None:

@@ -21,6 +21,7 @@ from . import paths
 from .building import BUILDING
 from .config import Config
 from .errors import ConfigError
+from .steps import Steps, adrive, drive
 
 if TYPE_CHECKING:
     from .agents import Agent
@@ -195,43 +196,49 @@ class Generation:
             self.warn(warning)
         return found
 
-    @cached_property
+    @property
     def registry(self) -> Registry:
         """Every tool, in OpenCode's order: unchanged sources keep the previous generation's tools.
 
-        Built here, from sync code; a plugin's ``async def register_tools`` needs :meth:`aregistry`
-        (from a thread with no loop, the project's portal runs it)."""
-        from .loops import running_loop
-
-        if self._needs_loop() and running_loop() is None:
-            return self.project.portal.call(self.aregistry)
-        return self._assemble()
+        Built once (:meth:`registry_steps`), here from sync code: a plugin's ``async def
+        register_tools`` is awaited on the project's portal (with a loop running in this thread it
+        cannot be, and is reported: use :meth:`aregistry` there)."""
+        made = self.__dict__.get("registry")
+        return made if made is not None else drive(self.registry_steps())
 
     async def aregistry(self) -> Registry:
         """:attr:`registry`, built on the caller's loop: ``async def register_tools`` implementations are
         awaited there."""
-        if "registry" not in self.__dict__:
-            registry = await self._aassemble()
-            self.__dict__.setdefault("registry", registry)
-        return self.__dict__["registry"]
+        made = self.__dict__.get("registry")
+        return made if made is not None else await adrive(self.registry_steps())
 
-    def _needs_loop(self) -> bool:
-        return self.project.plugins.is_async("register_tools")
-
-    def _assemble(self) -> Registry:
+    def registry_steps(self) -> Steps[Registry]:
+        """:attr:`registry`'s one implementation (:mod:`opencode_cli.steps`): the previous generation's
+        registry, then the sources that changed (the ``register_tools`` hooks are the steps)."""
         from .registry import Registry
 
+        made = self.__dict__.get("registry")
+        if made is not None:
+            return made
         self.registry_started = True
-        sources = self.project.sources.of(self)
-        plugins = self.project.plugins
-        token = BUILDING.set(self)
+        project = self.project
+        if self._previous is not None:  # a reload: the plugins disabled are this config's
+            project.plugins.follow(project.disabled_plugins(self.config))
+        sources = project.sources.of(self)
+        previous = None
+        if self._previous is not None:
+            previous = yield from self._previous.registry_steps()
+        token = BUILDING.set(self)  # the bridges read this generation's config while its hooks run
         try:
-            if self._previous is None:
-                return self._explained(Registry.build(sources, plugins, warn=self.warn))
-            changed = self.changed | self._mcp_changes() | self._bridge_changes()
-            return self._explained(self._previous.registry.rebuild(sources, changed, warn=self.warn))
+            changed = (
+                self.changed | self._mcp_changes() | self._bridge_changes() if previous is not None else ()
+            )
+            registry = yield from Registry.steps(
+                sources, project.plugins, previous=previous, changed=changed, warn=self.warn
+            )
         finally:
             BUILDING.reset(token)
+        return self.__dict__.setdefault("registry", self._explained(registry))
 
     def _bridge_changes(self) -> set[str]:
         """The keys of the bridge plugins whose config table changed (``[llm]``, ``[langchain]``,
@@ -273,29 +280,6 @@ class Generation:
 
         registry.explain = explain
         return registry
-
-    async def _aassemble(self) -> Registry:
-        from .registry import Registry
-
-        self.registry_started = True
-        sources = self.project.sources.of(self)
-        plugins = self.project.plugins
-        previous = None
-        if self._previous is not None:
-            previous = await self._previous.aregistry()
-        token = BUILDING.set(self)
-        try:
-            return self._explained(
-                await Registry.abuild(
-                    sources,
-                    plugins,
-                    previous=previous,
-                    changed=self.changed | self._mcp_changes() | self._bridge_changes() if previous else (),
-                    warn=self.warn,
-                )
-            )
-        finally:
-            BUILDING.reset(token)
 
     # -- agents, models and what is offered --------------------------------------------------------------
 
@@ -357,13 +341,8 @@ class Generation:
         switches: Mapping[str, bool] | None = None,
         schemas: bool = False,
     ) -> Offer:
-        """What ``model`` is offered when talking to ``agent`` in this generation (with the session's
-        ``rules`` and the request's ``switches``), and what is hidden and why (:mod:`opencode_cli.policy`);
-        ``schemas=True`` makes every schema now, a broken one hidden as failed."""
-        from .policy import offered
-
-        situation, ruleset, options = self._situation(model, agent, rules, switches)
-        return offered(self.registry, situation, ruleset, **options, schemas=schemas)
+        """:meth:`offer_steps` from sync code."""
+        return drive(self.offer_steps(model, agent, rules=rules, switches=switches, schemas=schemas))
 
     async def aoffer(
         self,
@@ -374,13 +353,27 @@ class Generation:
         switches: Mapping[str, bool] | None = None,
         schemas: bool = False,
     ) -> Offer:
-        """:meth:`offer` on the caller's loop: ``async def`` hooks (``register_tools``,
+        """:meth:`offer_steps` on the caller's loop: ``async def`` hooks (``register_tools``,
         ``tool_definition``) are awaited there."""
-        from .policy import aoffered
+        return await adrive(self.offer_steps(model, agent, rules=rules, switches=switches, schemas=schemas))
 
-        registry = await self.aregistry()
+    def offer_steps(
+        self,
+        model: ModelRef | str | None = None,
+        agent: Agent | str | None = None,
+        *,
+        rules: Ruleset = (),  # type: ignore[assignment]
+        switches: Mapping[str, bool] | None = None,
+        schemas: bool = False,
+    ) -> Steps[Offer]:
+        """What ``model`` is offered when talking to ``agent`` in this generation (with the session's
+        ``rules`` and the request's ``switches``), and what is hidden and why (:mod:`opencode_cli.policy`);
+        ``schemas=True`` makes every schema now, a broken one hidden as failed."""
+        from .policy import offer_steps
+
+        registry = yield from self.registry_steps()
         situation, ruleset, options = self._situation(model, agent, rules, switches)
-        return await aoffered(registry, situation, ruleset, **options, schemas=schemas)
+        return (yield from offer_steps(registry, situation, ruleset, **options, schemas=schemas))
 
     def build(self) -> Generation:
         """Build every part now (a broken config raises :class:`~opencode_cli.errors.ConfigError` here)."""

@@ -144,6 +144,11 @@ class Plugins(HookCalls):
         self._alone: dict[str, pluggy.PluginManager] = {}
         """Per plugin, a pluggy manager holding that plugin alone: its hooks are called through it when a
         hook is called plugin by plugin (pluggy's own call path, its wrappers included)."""
+        self._resting: dict[str, tuple[object | None, EntryPoint | None]] = {}
+        """The plugins disabled now, by name: the object (once registered) or the entry point that
+        gives it, for a reload that enables it again (:meth:`follow`)."""
+        self.revision = 0
+        """Counts the changes :meth:`follow` made to which plugins are disabled."""
         for entry in builtin:
             self.load(entry, kind="builtin")
         for name, plugin in extra:
@@ -173,6 +178,7 @@ class Plugins(HookCalls):
         if self._blocked(name):
             record.status = "blocked"
             record.error = f"disabled by {self._disabled[name]}"
+            self._resting.setdefault(name, (plugin, None))
             return record
         try:
             with warnings.catch_warnings(record=True) as said:  # pluggy's warn_on_impl: deprecations
@@ -313,6 +319,7 @@ class Plugins(HookCalls):
             self.warn(f"plugin {entry.name} ({entry.value}) was not loaded: {record.error}")
             return record
         if self._blocked(entry.name):
+            self._resting[entry.name] = (None, entry)  # not imported: a reload that enables it loads it
             return self.register(
                 object(), name=entry.name, kind=kind, version=entry.version, location=entry.value
             )
@@ -337,6 +344,45 @@ class Plugins(HookCalls):
             self.warn(f"plugin {entry.name} failed to load: {record.error}")
             return record
         return self.register(plugin, name=entry.name, kind=kind, version=entry.version, location=entry.value)
+
+    def follow(self, disabled: Mapping[str, str]) -> bool:
+        """Make the disabled plugins those of ``disabled`` (name: how it was disabled), as a fresh process
+        would load them: what a reload of ``[plugins] disabled`` does. A plugin disabled now is
+        unregistered from pluggy (none of its hooks is called, none of its tools offered) and kept, to be
+        registered again, unchanged, when enabled; one disabled since the start is loaded (imported) when
+        first enabled. Its record keeps its place. Returns whether anything changed."""
+        changed = False
+        for index, record in enumerate(list(self.records)):
+            name = record.name
+            off = name in disabled and name not in ESSENTIAL
+            if off and record.status != "blocked" and name in self._by_plugin:
+                plugin = self.manager.get_plugin(name)
+                self.manager.unregister(name=name)
+                self._alone.pop(name, None)
+                del self._by_plugin[name]
+                self._resting[name] = (plugin, None)
+                record.status, record.error = "blocked", f"disabled by {disabled[name]}"
+                changed = True
+            elif not off and record.status == "blocked" and name in self._resting:
+                plugin, entry = self._resting.pop(name)
+                self._disabled = dict(disabled)
+                self.records.remove(record)
+                if plugin is not None:
+                    kind = "entrypoint" if record.kind == "file" else record.kind
+                    again = self.register(
+                        plugin, name=name, kind=kind, version=record.version, location=record.location
+                    )
+                else:
+                    assert entry is not None
+                    kind = "builtin" if record.kind == "builtin" else "entrypoint"
+                    again = self.load(entry, kind=kind)
+                self.records.remove(again)
+                self.records.insert(index, again)
+                changed = True
+        self._disabled = dict(disabled)
+        if changed:
+            self.revision += 1
+        return changed
 
     def _load_entry_points(self) -> None:
         from .entrypoints import discover

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .permission import disabled, match
 from .registry import INVALID
+from .steps import Steps, drive
 
 if TYPE_CHECKING:
     from .agents import Agent
@@ -294,13 +295,34 @@ def offered(
     config_switches: Mapping[str, Any] | None = None,
     request_switches: Mapping[str, Any] | None = None,
     schemas: bool = False,
-    made: Mapping[str, ToolDefinition | None] | None = None,
 ) -> Offer:
+    """:func:`offer_steps` from sync code."""
+    return drive(
+        offer_steps(
+            registry,
+            situation,
+            ruleset,
+            config_switches=config_switches,
+            request_switches=request_switches,
+            schemas=schemas,
+        )
+    )
+
+
+def offer_steps(
+    registry: Registry,
+    situation: Situation,
+    ruleset: Ruleset,
+    *,
+    config_switches: Mapping[str, Any] | None = None,
+    request_switches: Mapping[str, Any] | None = None,
+    schemas: bool = False,
+) -> Steps[Offer]:
     """Decide what is offered: the offered tools get their definitions (after the ``tool_definition``
-    hooks; one that cannot be described is hidden as failed), the others their reason. Each schema is
-    made when it is first read, so a listing never pays for one; ``schemas=True`` makes them now, for
-    whoever sends them, so that a tool whose parameters cannot be described is hidden as failed too.
-    ``made`` holds definitions made already (by :func:`aoffered`, on a loop), by id."""
+    hooks, the steps; one that cannot be described is hidden as failed), the others their reason. Each
+    schema is made when it is first read, so a listing never pays for one; ``schemas=True`` makes them
+    now, for whoever sends them, so that a tool whose parameters cannot be described is hidden as failed
+    too. :func:`offered` drives it from sync code, ``adrive`` (:mod:`opencode_cli.steps`) on a loop."""
     from .registry import Hidden
 
     denied = disabled([entry.id for entry in registry.all()], ruleset)
@@ -318,10 +340,7 @@ def offered(
             denied=denied,
         )
         if reason is None:
-            if made is not None and entry.id in made:
-                definition = made[entry.id]
-            else:
-                definition = registry.safe_definition(entry, situation.model, schema=schemas)
+            definition = yield from registry.safe_definition_steps(entry, situation.model, schema=schemas)
             if definition is not None:
                 if entry.id == "task" and entry.source.kind == "builtin" and situation.task_agents:
                     described = definition.output.description
@@ -338,40 +357,6 @@ def offered(
         if reason is not None:
             offer.hidden.append(Hidden(entry, reason))
     return offer
-
-
-async def aoffered(
-    registry: Registry,
-    situation: Situation,
-    ruleset: Ruleset,
-    *,
-    config_switches: Mapping[str, Any] | None = None,
-    request_switches: Mapping[str, Any] | None = None,
-    schemas: bool = False,
-) -> Offer:
-    """:func:`offered` on the caller's loop: the ``tool_definition`` hooks of the tools offered are
-    called there (``async def`` ones awaited), then the same decision is made."""
-    denied = disabled([entry.id for entry in registry.all()], ruleset)
-    seen = situation
-    if situation.flags.experimental_code_mode:
-        scripted = code_mode_tools(registry, ruleset, config_switches=config_switches, denied=denied)
-        seen = replace(situation, mcp_tools=len(scripted))
-    made: dict[str, ToolDefinition | None] = {}
-    for entry in list(registry.entries.values()):
-        reason = hidden_reason(
-            entry, seen, config_switches=config_switches, request_switches=request_switches, denied=denied
-        )
-        if reason is None:
-            made[entry.id] = await registry.asafe_definition(entry, situation.model, schema=schemas)
-    return offered(
-        registry,
-        situation,
-        ruleset,
-        config_switches=config_switches,
-        request_switches=request_switches,
-        schemas=schemas,
-        made=made,
-    )
 
 
 def _code_mode_catalogue(

@@ -135,16 +135,9 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
     def plugins(self) -> Plugins:
         """The plugin manager, with built-ins, entry-point plugins and records of each. The plugins named
         by ``[plugins] disabled`` and by ``disabled_plugins`` (built-in or installed) are not loaded."""
-        from .plugins import IN_CONFIG, Plugins
+        from .plugins import Plugins
 
-        listed = self.config.get("plugins.disabled", [])
-        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
-            raise ConfigError("plugins.disabled must be a list of plugin names")
-        given = self._disabled_plugins
-        disabled = {
-            **dict.fromkeys(listed, IN_CONFIG),
-            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
-        }
+        disabled = self.disabled_plugins(self.config)
         autoload = self._autoload
         if autoload is None:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)
@@ -160,6 +153,21 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
             loop=lambda: self.portal.loop,
             search_path=search_path(self.env),
         )
+
+    def disabled_plugins(self, config: Config) -> dict[str, str]:
+        """The plugins not to load with ``config``, each with how it was disabled: ``[plugins] disabled``
+        and the host's ``disabled_plugins``. A generation's set; :meth:`Plugins.follow
+        <opencode_cli.plugins.Plugins.follow>` makes the plugin manager follow it on a reload."""
+        from .plugins import IN_CONFIG
+
+        listed = config.get("plugins.disabled", [])
+        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+            raise ConfigError("plugins.disabled must be a list of plugin names")
+        given = self._disabled_plugins
+        return {
+            **dict.fromkeys(listed, IN_CONFIG),
+            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
+        }
 
     @cached_property
     def store(self) -> Store:
@@ -371,10 +379,13 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         services = self._services
         if services is not None and services.loop is not None and services.loop is running_loop():
             await services.aclose()
-        if services is not None or self._portal is not None or self._workers is not None or self._launcher:
+        builder = self.__dict__.get("builder")
+        if services is not None or self._portal or self._workers or self._launcher or builder:
             import asyncio
 
-            await asyncio.to_thread(_close_keepers, services, self._portal, self._workers, self._launcher)
+            await asyncio.to_thread(
+                _close_keepers, services, self._portal, self._workers, self._launcher, builder
+            )
 
     def close(self) -> None:
         """Close the project from sync code (see :meth:`aclose`); safe to call twice. From code running on
@@ -387,14 +398,21 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         if services is not None and services.loop is not None and services.loop is running_loop():
             raise RuntimeError("close() was called on the services' own loop: await project.aclose()")
         self._closed = True
-        _close_keepers(services, self._portal, self._workers, self._launcher)
+        _close_keepers(services, self._portal, self._workers, self._launcher, self.__dict__.get("builder"))
 
 
 def _close_keepers(
-    services: Services | None, portal: Portal | None, workers: Workers | None, launcher: Launcher | None
+    services: Services | None,
+    portal: Portal | None,
+    workers: Workers | None,
+    launcher: Launcher | None,
+    builder: Builder | None = None,
 ) -> None:
-    """Stop a project's services living on another loop than the caller's (the portal's, or a loop of
-    another thread), then the portal, then the worker threads and the launcher."""
+    """Stop a project's builder (a build in progress may still need the portal), its services living on
+    another loop than the caller's (the portal's, or a loop of another thread), then the portal, then the
+    worker threads and the launcher."""
+    if builder is not None:
+        builder.close()
     try:
         if portal is not None and services is not None and portal.runs(services.loop):
             portal.close(final=services.aclose)

@@ -19,6 +19,7 @@ from .contract import AnyTool, Tool
 from .errors import UnknownToolError
 from .modelref import ModelRef
 from .sources import Contribution, Source
+from .steps import Steps, call_each, drive
 from .toolspec import ToolSource
 
 if TYPE_CHECKING:
@@ -208,6 +209,19 @@ class Registry:
         changed: Iterable[str] = (),
         warn: Callable[[str], None] | None = None,
     ) -> Registry:
+        """Assemble ``sources`` (see :meth:`steps`) from sync code."""
+        return drive(cls.steps(sources, plugins, previous=previous, changed=changed, warn=warn))
+
+    @classmethod
+    def steps(
+        cls,
+        sources: Iterable[Source],
+        plugins: Plugins | None = None,
+        *,
+        previous: Registry | None = None,
+        changed: Iterable[str] = (),
+        warn: Callable[[str], None] | None = None,
+    ) -> Steps[Registry]:
         """Assemble ``sources``: a source whose key is not in ``changed`` and that ``previous`` built
         keeps that contribution; the others are built now (their problems go to ``warn``)."""
         report = warn or (lambda message: None)
@@ -218,29 +232,7 @@ class Registry:
             if before is not None and source.key not in stale:
                 contributions.append(before)
             else:
-                contributions.append(source.build(before, report))
-        return cls(contributions, plugins)
-
-    @classmethod
-    async def abuild(
-        cls,
-        sources: Iterable[Source],
-        plugins: Plugins | None = None,
-        *,
-        previous: Registry | None = None,
-        changed: Iterable[str] = (),
-        warn: Callable[[str], None] | None = None,
-    ) -> Registry:
-        """:meth:`build` on the caller's loop (a plugin's ``async def register_tools`` awaited there)."""
-        report = warn or (lambda message: None)
-        stale = set(changed)
-        contributions = []
-        for source in sources:
-            before = previous.contributions.get(source.key) if previous is not None else None
-            if before is not None and source.key not in stale:
-                contributions.append(before)
-            else:
-                contributions.append(await source.abuild(before, report))
+                contributions.append((yield from source.steps(before, report)))
         return cls(contributions, plugins)
 
     def rebuild(
@@ -287,51 +279,38 @@ class Registry:
             c.record for c in self.contributions.values() if c.record is not None and c.source.kind == kind
         ]
 
-    def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
+    def definition_steps(self, entry: ToolEntry, model: ModelRef | None) -> Steps[ToolDefinition]:
         """One tool's definition for ``model``, after the ``tool_definition`` hooks (plugin by plugin: one
         that raises loses its own change and is reported; see :meth:`Plugins.call_each`)."""
         output = self._output(entry)
         if self.plugins is not None and self.plugins.has_hook("tool_definition"):
-            self.plugins.call_each(
-                "tool_definition", checkpoint=output.checkpoint, tool_id=entry.id, model=model, output=output
+            yield from call_each(
+                self.plugins,
+                "tool_definition",
+                checkpoint=output.checkpoint,
+                tool_id=entry.id,
+                model=model,
+                output=output,
             )
         return ToolDefinition(entry, output)
 
-    async def adefinition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
-        """:meth:`definition` on the caller's loop (``async def`` hooks awaited there)."""
-        output = self._output(entry)
-        if self.plugins is not None and self.plugins.has_hook("tool_definition"):
-            await self.plugins.acall_each(
-                "tool_definition", checkpoint=output.checkpoint, tool_id=entry.id, model=model, output=output
-            )
-        return ToolDefinition(entry, output)
+    def definition(self, entry: ToolEntry, model: ModelRef | None) -> ToolDefinition:
+        """:meth:`definition_steps` from sync code."""
+        return drive(self.definition_steps(entry, model))
 
     @staticmethod
     def _output(entry: ToolEntry) -> ToolDefinitionOutput:
         # a copy: hooks may edit the schema in place, and a loaded tool caches its own
         return ToolDefinitionOutput(entry.description, lambda: copy.deepcopy(entry.schema()))
 
-    def safe_definition(
+    def safe_definition_steps(
         self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
-    ) -> ToolDefinition | None:
-        """:meth:`definition`, or ``None`` (the failure recorded and reported) when the tool cannot be
-        described (its module fails to import, say). ``schema=True`` makes the JSON Schema now too, so
+    ) -> Steps[ToolDefinition | None]:
+        """:meth:`definition_steps`, or ``None`` (the failure recorded and reported) when the tool cannot
+        be described (its module fails to import, say). ``schema=True`` makes the JSON Schema now too, so
         that parameters without one fail here, for this tool alone, rather than when the schema is read."""
         try:
-            definition = self.definition(entry, model)
-            if schema:
-                definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
-            return definition
-        except Exception as error:
-            self._undescribable(entry, error)
-            return None
-
-    async def asafe_definition(
-        self, entry: ToolEntry, model: ModelRef | None, *, schema: bool = False
-    ) -> ToolDefinition | None:
-        """:meth:`safe_definition` on the caller's loop."""
-        try:
-            definition = await self.adefinition(entry, model)
+            definition = yield from self.definition_steps(entry, model)
             if schema:
                 definition.parameters  # noqa: B018 - made now, so that a failure is this tool's alone
             return definition

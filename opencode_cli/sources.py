@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .contract import AnyTool, LazyTool, Tool
+from .loops import running_loop
+from .steps import Steps, call_each, drive, nothing
 from .toolspec import ToolSource
 
 if TYPE_CHECKING:
@@ -55,9 +57,10 @@ class Source:
         problems are reported to ``warn`` (one line each) and recorded on the contribution's record."""
         raise NotImplementedError
 
-    async def abuild(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
-        """:meth:`build` from async code (a plugin's ``async def register_tools`` is awaited here)."""
-        return self.build(previous, warn)
+    def steps(self, previous: Contribution | None, warn: Callable[[str], None]) -> Steps[Contribution]:
+        """:meth:`build` as steps (:mod:`opencode_cli.steps`): a source that calls hooks gives them here,
+        so that one implementation serves sync and async callers; most sources call none."""
+        return (yield from nothing(self.build(previous, warn)))
 
     def report_change(self) -> None:
         """Say that this source's tools changed: the project rebuilds it (and only it) into a generation."""
@@ -92,21 +95,10 @@ class PluginSource(Source):
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
         """Call the plugin's ``register_tools`` (a failure is recorded on the plugin; tools so far stay)."""
-        contribution, register = self._start()
-        self.plugins.call_each(
-            "register_tools", only=self.record.name, register=register, flags=self.flags, project=self.project
-        )
-        return self._finish(contribution, warn)
+        return drive(self.steps(previous, warn))
 
-    async def abuild(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
-        """:meth:`build` on the caller's loop: an ``async def register_tools`` is awaited there."""
-        contribution, register = self._start()
-        await self.plugins.acall_each(
-            "register_tools", only=self.record.name, register=register, flags=self.flags, project=self.project
-        )
-        return self._finish(contribution, warn)
-
-    def _start(self) -> tuple[Contribution, Callable[..., None]]:
+    def steps(self, previous: Contribution | None, warn: Callable[[str], None]) -> Steps[Contribution]:
+        """:meth:`build`'s one implementation: the plugin's ``register_tools`` is the step."""
         contribution = Contribution(self, record=self.record)
         self.record.tools = []
 
@@ -116,9 +108,14 @@ class PluginSource(Source):
                 contribution.tools.append((each if bridged else each.copy(source=self.stamp), gate))
                 self.record.tools.append(each.id)
 
-        return contribution, register
-
-    def _finish(self, contribution: Contribution, warn: Callable[[str], None]) -> Contribution:
+        yield from call_each(
+            self.plugins,
+            "register_tools",
+            only=self.record.name,
+            register=register,
+            flags=self.flags,
+            project=self.project,
+        )
         if self.kind == "plugin":
             self.record.warnings = _lint(contribution, warn)
         self.plugins.remember_tools(self.record.name, self.record.tools)
@@ -248,6 +245,7 @@ class Sources:
         self._files: dict[Path, ToolFileSource] = {}
         self._added: list[Source] = []
         self._plugins: list[PluginSource] | None = None
+        self._revision = 0
 
     def of(self, generation: Generation) -> list[Source]:
         """The registry's sources in order: built-in plugins, the tool files of the generation's config
@@ -268,12 +266,16 @@ class Sources:
 
     def _plugin_sources(self) -> list[PluginSource]:
         """One source per plugin implementing ``register_tools``, in load order."""
-        if self._plugins is None:
-            project = self.project
-            plugins = project.plugins
+        project = self.project
+        plugins = project.plugins
+        if self._plugins is None or self._revision != plugins.revision:
+            self._revision = plugins.revision
+            known = {source.record.name: source for source in self._plugins or []}
             implementers = set(plugins.implementers("register_tools"))
             self._plugins = [
-                PluginSource(plugins, record, project.flags, project)
+                known[record.name]
+                if record.name in known and known[record.name].record is record
+                else PluginSource(plugins, record, project.flags, project)
                 for record in plugins.records
                 if record.name in implementers and plugins.record_for(record.name) is record
             ]
@@ -289,10 +291,11 @@ class Sources:
     def changed(self, source: Source) -> None:
         """What a source's :meth:`Source.report_change` calls: a request to the project's builder to
         rebuild that source (nothing to do while no registry was built or is being built: the first build
-        reads every source as it is)."""
+        reads every source as it is). A thread with no loop waits until a build carries it; code on a loop
+        (an MCP server that connected) never waits: the builder works on its own thread."""
         generation = self.project.generations.made
         if generation is not None and generation.registry_started:
-            self.project.builder.request({source.key}, wait=False)
+            self.project.builder.request({source.key}, wait=running_loop() is None)
 
     @staticmethod
     def keys(paths: Iterable[str | Path]) -> set[str]:

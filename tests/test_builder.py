@@ -4,6 +4,7 @@ coalesces what arrives while it works and never drops a change."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable
 
@@ -21,8 +22,10 @@ class Versioned(Source):
         self.name = name
         self.version = 0
         self.gate = gate
+        self.entered = threading.Event()
 
     def build(self, previous: Contribution | None, warn: Callable[[str], None]) -> Contribution:
+        self.entered.set()
         if self.gate is not None:
             self.gate.wait(5)
         made = tool(lambda: "ok", id=f"{self.name}_v{self.version}", description="A versioned tool.")
@@ -70,19 +73,20 @@ def test_a_report_made_while_a_build_runs_joins_the_next_build(make_project) -> 
     gate.set()
     project.sources.add(slow)
     gate.clear()
+    slow.entered.clear()
     built: list[int] = []
     project.builder.observe(lambda change: built.append(change.ticket))
     slow.version = 1
-    worker = threading.Thread(target=slow.report_change)  # the builder runs in that thread, held by the gate
+    worker = threading.Thread(target=slow.report_change)  # waits for the builder, held by the gate
     worker.start()
-    while project.builder.idle:  # the worker's build has begun
-        threading.Event().wait(0.001)
+    assert slow.entered.wait(60)  # the build has begun (a bound for the failure, not a measure)
     quick.version = 1
-    quick.report_change()  # returns at once: the running build's thread takes it
+    project.builder.request({quick.key}, wait=False)  # returns at once: the next build takes it
     quick.version = 2
-    quick.report_change()
+    project.builder.request({quick.key}, wait=False)
     gate.set()
     worker.join()
+    project.builder.wait()
 
     assert _present(project, [slow, quick]) == {"slow_v1", "quick_v2"}
     assert len(built) == 2  # the slow build, then one build carrying both of quick's reports
@@ -126,5 +130,68 @@ def test_a_held_generation_is_replaced_by_one_that_carries_it(make_project) -> N
         assert (
             project.generations.pending and "first_v0" in project.registry.entries
         )  # nothing swapped during a hold
+    project.builder.wait()  # the builder's thread tells of the install the closing hold made
     assert _present(project, [first, second]) == {"first_v1", "second_v1"}
     assert reports == [{"demo:first", "demo:second"}]  # one install, told once, carrying both
+
+
+class Interleaving:
+    """A lock for the builder that, at the ``point``-th release by any thread, starts a request (``ask``,
+    which waits for its build) in a thread of its own and goes on only once that request is made (its
+    thread left the lock): every place where the builder leaves its lock becomes, in turn, the place a
+    request arrives."""
+
+    def __init__(self, point: int, ask: Callable[[], None]) -> None:
+        self._lock = threading.Lock()
+        self._point = point
+        self._ask = ask
+        self._releases = 0
+        self.made = threading.Event()
+        self.asker: threading.Thread | None = None
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return self._lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self._lock.release()
+        asker = self.asker
+        if asker is not None:
+            if asker.ident == threading.get_ident():
+                self.made.set()  # the request is recorded (or built): the interleaving is made
+            return
+        self._releases += 1
+        if self._releases == self._point:
+            self.asker = threading.Thread(target=self._ask, daemon=True)
+            self.asker.start()
+            self.made.wait()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def test_a_request_at_any_point_where_the_builder_leaves_its_lock_is_built(make_project) -> None:
+    """Issue 42 item 1: a request that arrived after the builder found nothing left, but before it said
+    it was no longer building, was never built, and its asker waited forever."""
+    for point in range(1, 60):
+        project = make_project()
+        builder = project.builder
+        source = Versioned("late")
+        lock = Interleaving(point, functools.partial(builder.request, {source.key}))
+        builder._lock, builder._changed = lock, threading.Condition(lock)  # type: ignore[assignment]
+        project.registry  # noqa: B018
+        project.sources.add(source)
+        source.version = 1
+        builder.request({source.key})
+        asker = lock.asker
+        if asker is None:  # the builder left its lock fewer than `point` times: every point was tried
+            break
+        assert lock.made.wait(60)  # bounds for the failure (the lost request waits forever), not measures
+        asker.join(60)
+        assert not asker.is_alive(), f"a request made at release {point} was never built"
+        assert _present(project, [source]) == {"late_v1"}
+        project.close()
+    else:
+        raise AssertionError("more release points than expected")

@@ -322,6 +322,7 @@ def test_a_reload_during_a_hold_is_installed_when_the_hold_closes(
         with watcher.hold():  # holds nest
             pass
         assert watcher.pending
+    project.builder.wait()  # the report of the install the closing hold made comes from the builder's thread
     assert not watcher.pending and [r.generation for r in seen] == [2]
     assert project.registry is watcher.current.registry is not generation.registry
     assert "loud" in project.registry.get("hello").tool.load().schema()["properties"]
@@ -432,6 +433,7 @@ def test_two_reloads_during_a_hold_are_reported_once_with_both_files(
         assert watcher.reload([hello]) is None
         write(other, HELLO.replace("Say hello.", "Say something else."))
         assert watcher.reload([other]) is None
+    project.builder.wait()  # the install the closing hold made is told on the builder's thread
     [report] = seen
     assert report.generation == 2 and report.files == sorted([str(hello), str(other)])
     assert sorted(change.id for change in report.changed) == ["hello", "other"]

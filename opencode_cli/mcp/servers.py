@@ -165,7 +165,9 @@ class McpServers:
         return await services.get(server.key, factory)  # type: ignore[return-value]
 
     async def open(self, names: Iterable[str] | None = None) -> None:
-        """Connect the enabled servers (or ``names``) concurrently; a failure is recorded, not raised."""
+        """Connect the enabled servers (or ``names``) concurrently; a failure is recorded, not raised.
+        Returns once the project's builder installed (or prepared, while calls hold the generation) what
+        they brought."""
         self._opened = True
         configured = self.configured
         wanted = [
@@ -177,6 +179,9 @@ class McpServers:
             return
         self.sources(configured)  # the sources exist, so their connections report changes to them
         await asyncio.gather(*(self._open_one(server) for server in wanted))
+        builder = self.project.builder  # builds on its own thread: this loop serves on meanwhile
+        if not builder.idle:
+            await asyncio.to_thread(builder.wait)
 
     async def _open_one(self, server: ServerConfig) -> None:
         """Connect one server and report its tools (or its failure) as soon as it is done: a slow server

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..parts import WireTool
+from ..steps import Steps, adrive, drive
 
 if TYPE_CHECKING:
     from ..generation import Generation
@@ -36,36 +37,30 @@ class Offering:
 
     def resolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.resolve <opencode_cli.session.Session.resolve>`."""
-        session = self.session
-        generation = session.project.generation
-        key, switches = self._key(tools)
-        made = generation.offers.get(key) if tools is None else None
-        if made is None or made[0] is not session.agent:
-            offer = generation.offer(
-                session.model, session.agent, rules=session.rules, switches=switches, schemas=True
-            )
-            made = self._shape(generation, key, tools, offer)
-        return self._hand_out(made[1], generation)
+        generation = self.session.project.generation
+        return self._hand_out(drive(self._made(tools, generation)), generation)
 
     async def aresolve(self, tools: dict[str, bool] | None = None) -> list[WireTool]:
         """See :meth:`Session.aresolve <opencode_cli.session.Session.aresolve>`."""
         generation = await self.session.project.ready()
-        return self._hand_out(await self._amade(tools, generation), generation)
+        return self._hand_out(await adrive(self._made(tools, generation)), generation)
 
     async def current(self, generation: Generation) -> dict[str, WireTool]:
         """The tools a call in ``generation`` (ready) is repaired against: those handed out last, or,
         when none were in that generation (or the agent changed since), its offer as :meth:`aresolve`
         would make it, kept without handing out a copy (a host that runs calls only)."""
         if self.last is None or self.made_in is not generation:
-            self._keep(await self._amade(None, generation), generation)
+            self._keep(await adrive(self._made(None, generation)), generation)
         return self.last or {}
 
-    async def _amade(self, tools: dict[str, bool] | None, generation: Generation) -> tuple[WireTool, ...]:
+    def _made(self, tools: dict[str, bool] | None, generation: Generation) -> Steps[tuple[WireTool, ...]]:
+        """The wire tools of ``generation``'s offer for this session (kept on the generation unless
+        ``tools`` switches some per request): the one implementation of resolving (:mod:`..steps`)."""
         session = self.session
         key, switches = self._key(tools)
         made = generation.offers.get(key) if tools is None else None
         if made is None or made[0] is not session.agent:
-            offer = await generation.aoffer(
+            offer = yield from generation.offer_steps(
                 session.model, session.agent, rules=session.rules, switches=switches, schemas=True
             )
             made = self._shape(generation, key, tools, offer)

@@ -1,0 +1,94 @@
+"""Each operation written once: a core that says which hooks to call, and two drivers that call them.
+
+Building a registry, describing a tool, making an offer and resolving it call plugin hooks
+(``register_tools``, ``tool_definition``) that may be ``async def``. Each of these operations is one
+generator, its *steps* (sans-IO, as h11 and h2 are written): it yields a :class:`HookStep` wherever it
+needs a hook called and is sent back the results. :func:`drive` runs the steps from sync code
+(:meth:`~opencode_cli.hookcalls.HookCalls.call_each`: with no loop running, ``async def`` implementations
+are awaited on the project's portal), :func:`adrive` on the caller's loop
+(:meth:`~opencode_cli.hookcalls.HookCalls.acall_each`). A sync entry point (``Registry.build``,
+``Generation.offer``, ``Session.resolve``) and its async twin are each one line: the driver of the same
+steps. Nothing here imports asyncio, so ``tools list`` stays without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from .hookcalls import HookCalls
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False)
+class HookStep:
+    """A hook called plugin by plugin (one that raises loses its own contribution): what a core asks."""
+
+    plugins: HookCalls
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    only: str | None = None
+    checkpoint: Callable[[], Callable[[], None]] | None = None
+
+
+#: An operation's steps: it yields hook calls, is sent their results, and returns its value.
+Steps = Generator[HookStep, Any, T]
+
+
+def call_each(
+    plugins: HookCalls,
+    name: str,
+    *,
+    only: str | None = None,
+    checkpoint: Callable[[], Callable[[], None]] | None = None,
+    **kwargs: Any,
+) -> Steps[list[Any]]:
+    """The step of calling ``name`` plugin by plugin (see ``HookCalls.call_each``); returns the results."""
+    results: list[Any] = yield HookStep(plugins, name, kwargs, only, checkpoint)
+    return results
+
+
+def nothing(value: T) -> Steps[T]:
+    """Steps that call no hook and return ``value``."""
+    yield from ()
+    return value
+
+
+def drive(steps: Steps[T]) -> T:
+    """Run ``steps`` from sync code: each hook called with ``call_each``."""
+    advance: Callable[[Any], HookStep] = steps.send
+    value: Any = None
+    while True:
+        try:
+            step = advance(value)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            value = step.plugins.call_each(
+                step.name, only=step.only, checkpoint=step.checkpoint, **step.kwargs
+            )
+            advance = steps.send
+        except Exception as error:
+            value, advance = error, steps.throw
+
+
+async def adrive(steps: Steps[T]) -> T:
+    """Run ``steps`` on the caller's loop: each hook called with ``acall_each`` (``async def`` ones
+    awaited here)."""
+    advance: Callable[[Any], HookStep] = steps.send
+    value: Any = None
+    while True:
+        try:
+            step = advance(value)
+        except StopIteration as stop:
+            return stop.value
+        try:
+            value = await step.plugins.acall_each(
+                step.name, only=step.only, checkpoint=step.checkpoint, **step.kwargs
+            )
+            advance = steps.send
+        except Exception as error:
+            value, advance = error, steps.throw

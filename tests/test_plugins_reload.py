@@ -1,0 +1,48 @@
+"""Issue 42 item 3: ``[plugins] disabled`` edited in a running project is honoured by the next generation,
+as a fresh process would honour it: the plugin's tools are not offered and its hooks are not called."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opencode_cli import Project, hookimpl, tool
+
+
+class Shouting:
+    """A plugin with a tool and an ``async def tool_definition`` hook that changes every description."""
+
+    @hookimpl
+    def register_tools(self, register) -> None:
+        register(tool(lambda: "HEY", id="shout", description="Shout."))
+
+    @hookimpl
+    async def tool_definition(self, tool_id, model, output) -> None:
+        output.description = output.description.upper()
+
+
+def _offer(project: Project) -> dict[str, str]:
+    return {d.id: d.description for d in project.generation.offer("openai/gpt-4.1").tools}
+
+
+def _fresh(project_dir: Path, env: dict[str, str]) -> dict[str, str]:
+    with Project(project_dir, env=env, plugins=[("shouting", Shouting())], autoload_plugins=False) as fresh:
+        return _offer(fresh)
+
+
+def test_disabling_and_enabling_a_plugin_by_config_follows_each_reload(make_project, project_dir, env):
+    config = project_dir / "opencode.toml"
+    config.write_text('[plugins]\ndisabled = ["shouting"]\n')
+    project = make_project(plugins=[("shouting", Shouting())])
+    assert "shout" not in _offer(project)  # disabled from the start: never registered
+
+    steps = ["[plugins]\ndisabled = []\n", '[plugins]\ndisabled = ["shouting"]\n', ""]
+    for text in steps:
+        config.write_text(text)
+        project.builder.request(files=[config])
+        offer = _offer(project)
+        assert offer == _fresh(project_dir, env), text
+        on = "shouting" not in text
+        assert ("shout" in offer) is on
+        assert (offer["read"] == offer["read"].upper()) is on  # its hook is called only while enabled
+        [record] = [r for r in project.plugins.records if r.name == "shouting"]
+        assert record.status == ("loaded" if on else "blocked")
