@@ -368,7 +368,7 @@ class Plugins(HookCalls):
                 self._disabled = dict(disabled)
                 self.records.remove(record)
                 if plugin is not None:
-                    kind = "entrypoint" if record.kind == "file" else record.kind
+                    kind = "builtin" if record.kind == "builtin" else "entrypoint"
                     again = self.register(
                         plugin, name=name, kind=kind, version=record.version, location=record.location
                     )
