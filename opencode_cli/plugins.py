@@ -367,14 +367,15 @@ class Plugins(HookCalls):
                 plugin, entry = self._resting.pop(name)
                 self._disabled = dict(disabled)
                 self.records.remove(record)
+                kind: Literal["builtin", "entrypoint"] = (
+                    "builtin" if record.kind == "builtin" else "entrypoint"
+                )
                 if plugin is not None:
-                    kind = "builtin" if record.kind == "builtin" else "entrypoint"
                     again = self.register(
                         plugin, name=name, kind=kind, version=record.version, location=record.location
                     )
                 else:
                     assert entry is not None
-                    kind = "builtin" if record.kind == "builtin" else "entrypoint"
                     again = self.load(entry, kind=kind)
                 self.records.remove(again)
                 self.records.insert(index, again)
