@@ -215,6 +215,7 @@ NOT_RUN = {
     "opencode tools watch     ": "runs until Ctrl-C",
     'opencode run "Why does the test': "needs a model server",
     'opencode run "Plan the refactor"': "needs a model server",
+    "opencode plugins install llm-tools-simpleeval": "installs into the environment opencode runs from",
     'opencode run "Now fix it"': "needs a model server",
     'opencode run "List the TODOs"': "needs a model server",
     'opencode run "And the other one"': "needs a model server (and a session to continue)",
