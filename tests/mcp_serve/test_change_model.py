@@ -379,7 +379,7 @@ async def quiet(
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(live.reported.wait(), 2)
-            while True:  # listed again only when told: polling alone never reaches the quiet point
+        while True:  # listed again only when told: polling alone never reaches the quiet point
             served.notes.changed.clear()
             if await served.offered() == served_expected:
                 break
