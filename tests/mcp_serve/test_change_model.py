@@ -51,6 +51,13 @@ SWITCHABLE = ("webfetch", "todowrite")
 DISABLEABLE = ("web", "lsp")
 #: Tools the model denies and allows with ``[permission]``.
 DENIABLE = ("bash", "glob")
+#: The actions that toggle a name in one of the model's sets: the set, the names, what it is in words.
+TOGGLES = {
+    "switch": ("switched_off", SWITCHABLE, "[tools] switched off"),
+    "disable_plugin": ("disabled", DISABLEABLE, "[plugins] disabled"),
+    "agent": ("agents", ("helper", "scout"), "subagents"),
+    "permission": ("denied", DENIABLE, "[permission] denied"),
+}
 
 
 @dataclass
@@ -194,13 +201,14 @@ Whole = tuple[dict[str, tuple[str, dict[str, Any]]], list[dict[str, Any]]]
 
 
 async def whole(project: Project) -> Whole:
-    """A project's whole offer (id: description and schema) and its plugins' records (the tool files'
-    and MCP servers' too, but not what only a live project keeps: the last good version's tools)."""
+    """A project's whole offer (id: description and schema) and the records of its plugins and tool
+    files (the MCP servers' by name)."""
     generation = await project.ready()
     offer = await generation.aoffer(schemas=True)
     tools = {d.id: (d.description, d.parameters) for d in offer.tools}
     records = [
-        {key: value for key, value in record.as_dict().items() if key != "tools" or record.kind != "file"}
+        # an MCP server's status is its process's (a SIGKILLed one is lost until a call starts it again)
+        {"name": record.name, "kind": "mcp"} if record.kind == "mcp" else record.as_dict()
         for record in generation.plugin_records()
     ]
     return tools, records
@@ -309,26 +317,13 @@ async def step(action: str, model: Model, rng: random.Random, live: Live, served
         del model.files[name]
         model.last_good.pop(name, None)
         return f"remove {name}"
-    if action == "switch":
-        tool_id = rng.choice(SWITCHABLE)
-        model.switched_off ^= {tool_id}
+    if action in TOGGLES:
+        attribute, names, what = TOGGLES[action]
+        name = rng.choice(names)
+        chosen: set[str] = getattr(model, attribute)
+        chosen ^= {name}
         model.write_config()
-        return f"switch {tool_id} {'off' if tool_id in model.switched_off else 'on'}"
-    if action == "disable_plugin":
-        name = rng.choice(DISABLEABLE)
-        model.disabled ^= {name}
-        model.write_config()
-        return f"[plugins] disabled {'adds' if name in model.disabled else 'drops'} {name}"
-    if action == "agent":
-        name = rng.choice(("helper", "scout"))
-        model.agents ^= {name}
-        model.write_config()
-        return f"agent {name} {'added' if name in model.agents else 'removed'}"
-    if action == "permission":
-        tool_id = rng.choice(DENIABLE)
-        model.denied ^= {tool_id}
-        model.write_config()
-        return f"permission {tool_id} {'denied' if tool_id in model.denied else 'allowed'}"
+        return f"{what} {'adds' if name in chosen else 'drops'} {name}"
     if action == "add_server" or (action in ("list_changed", "kill_server") and not listed):
         name = model.fresh_name("s")
         model.listings[name] = {f"t{n}": f"Listed tool t{n} of {name}." for n in range(rng.randint(1, 3))}
@@ -411,7 +406,10 @@ async def sequence(seed: int, root: Path, env: dict[str, str]) -> list[str]:
                         assert notes.list_changed > told, f"seed {seed}, after {done}: no list_changed"
                     seen = served_expected
                     if not model.kept():  # a live project keeps a broken file's last good tools
-                        assert await live.whole() == await fresh_whole(root, env), f"seed {seed}, {done}"
+                        got, want = await live.whole(), await fresh_whole(root, env)
+                        assert got[0] == want[0], f"seed {seed}, {done}: offers differ"
+                        differ = [(a, b) for a, b in zip(got[1], want[1], strict=False) if a != b]
+                        assert got[1] == want[1], f"seed {seed}, {done}: records differ: {differ}"
                 except TimeoutError:
                     live_now, served_now = live.offered(), await served.offered()
                     raise AssertionError(
