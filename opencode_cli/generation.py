@@ -131,6 +131,22 @@ class Generation:
         return self.trusted_view.records()
 
     @cached_property
+    def disabled_plugins(self) -> dict[str, str]:
+        """The plugins not to load, each with how it was disabled: ``[plugins] disabled`` and the host's
+        (``Project(disabled_plugins=...)``). The project's plugin manager follows it on a reload
+        (:meth:`Plugins.follow <opencode_cli.plugins.Plugins.follow>`)."""
+        from .plugins import IN_CONFIG
+
+        listed = self.config.get("plugins.disabled", [])
+        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
+            raise ConfigError("plugins.disabled must be a list of plugin names")
+        given = self.project.disabled_plugins
+        return {
+            **dict.fromkeys(listed, IN_CONFIG),
+            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
+        }
+
+    @cached_property
     def truncator(self) -> Truncator:
         """Output limits from ``[tool_output]`` and the spill directory."""
         from .truncate import MAX_BYTES, MAX_LINES, Truncator
@@ -223,7 +239,7 @@ class Generation:
         self.registry_started = True
         project = self.project
         if self._previous is not None:  # a reload: the plugins disabled are this config's
-            project.plugins.follow(project.disabled_plugins(self.config))
+            project.plugins.follow(self.disabled_plugins)
         sources = project.sources.of(self)
         previous = None
         if self._previous is not None:

@@ -362,6 +362,7 @@ class Plugins(HookCalls):
                 del self._by_plugin[name]
                 self._resting[name] = (plugin, None)
                 record.status, record.error = "blocked", f"disabled by {disabled[name]}"
+                record.hooks, record.tools, record.warnings = [], [], []  # as a plugin never loaded
                 changed = True
             elif not off and record.status == "blocked" and name in self._resting:
                 plugin, entry = self._resting.pop(name)

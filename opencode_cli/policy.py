@@ -287,26 +287,9 @@ def hidden_reason(
     return None
 
 
-def offered(
-    registry: Registry,
-    situation: Situation,
-    ruleset: Ruleset,
-    *,
-    config_switches: Mapping[str, Any] | None = None,
-    request_switches: Mapping[str, Any] | None = None,
-    schemas: bool = False,
-) -> Offer:
-    """:func:`offer_steps` from sync code."""
-    return drive(
-        offer_steps(
-            registry,
-            situation,
-            ruleset,
-            config_switches=config_switches,
-            request_switches=request_switches,
-            schemas=schemas,
-        )
-    )
+def offered(registry: Registry, situation: Situation, ruleset: Ruleset, **options: Any) -> Offer:
+    """:func:`offer_steps` from sync code (``options``: its keyword arguments)."""
+    return drive(offer_steps(registry, situation, ruleset, **options))
 
 
 def offer_steps(

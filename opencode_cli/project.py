@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .config import Config, find_worktree
-from .errors import ConfigError
 from .generation import Generation
 from .generations import Generations
 from .loops import running_loop
@@ -101,7 +100,8 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         self.worktree: Path | None = find_worktree(self.directory)
         self._extra_plugins = list(plugins)
         self._autoload = autoload_plugins
-        self._disabled_plugins = disabled_plugins
+        self.disabled_plugins = disabled_plugins
+        """The plugins the host disables (besides ``[plugins] disabled``; see the class docstring)."""
         self.warn: Callable[[str], None] = _WarnOnce(warn or _stderr_warning)
         """Report a problem once per project."""
         self._lock = threading.RLock()
@@ -137,7 +137,7 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
         by ``[plugins] disabled`` and by ``disabled_plugins`` (built-in or installed) are not loaded."""
         from .plugins import Plugins
 
-        disabled = self.disabled_plugins(self.config)
+        disabled = self.generation.disabled_plugins
         autoload = self._autoload
         if autoload is None:
             autoload = not (self.flags.disable_plugin_autoload or self.flags.pure)
@@ -153,21 +153,6 @@ class Project(contextlib.AbstractContextManager, contextlib.AbstractAsyncContext
             loop=lambda: self.portal.loop,
             search_path=search_path(self.env),
         )
-
-    def disabled_plugins(self, config: Config) -> dict[str, str]:
-        """The plugins not to load with ``config``, each with how it was disabled: ``[plugins] disabled``
-        and the host's ``disabled_plugins``. A generation's set; :meth:`Plugins.follow
-        <opencode_cli.plugins.Plugins.follow>` makes the plugin manager follow it on a reload."""
-        from .plugins import IN_CONFIG
-
-        listed = config.get("plugins.disabled", [])
-        if not isinstance(listed, list) or not all(isinstance(name, str) for name in listed):
-            raise ConfigError("plugins.disabled must be a list of plugin names")
-        given = self._disabled_plugins
-        return {
-            **dict.fromkeys(listed, IN_CONFIG),
-            **(dict(given) if isinstance(given, Mapping) else dict.fromkeys(given, "the host")),
-        }
 
     @cached_property
     def store(self) -> Store:

@@ -180,7 +180,7 @@ def _in_order(
 class Registry:
     """One generation of a project's tools: its sources' contributions, assembled in order.
 
-    A registry never changes once built; a reload builds a new one with :meth:`rebuild`, which reuses the
+    A registry never changes once built; a reload builds a new one with :meth:`steps`, which reuses the
     contributions of every source that did not change.
     """
 
@@ -234,12 +234,6 @@ class Registry:
             else:
                 contributions.append((yield from source.steps(before, report)))
         return cls(contributions, plugins)
-
-    def rebuild(
-        self, sources: Iterable[Source], changed: Iterable[str], warn: Callable[[str], None] | None = None
-    ) -> Registry:
-        """A new generation from ``sources``, rebuilding only the ``changed`` ones (and new ones)."""
-        return Registry.build(sources, self.plugins, previous=self, changed=changed, warn=warn)
 
     # -- queries -------------------------------------------------------------------------------------------
 

@@ -282,8 +282,9 @@ class Sources:
         return self._plugins
 
     def add(self, source: Source) -> None:
-        """Add a source of tools (after the plugins, in the order added). Its tools join the registry at
-        once (through a new generation when the current one was built already)."""
+        """Add a source of tools (after the plugins, in the order added). Its tools join the registry
+        through a new generation when the current one was built already: at once from a thread with no
+        loop, from a loop once the builder's thread built it (:meth:`changed`)."""
         source.on_change = self.changed
         self._added.append(source)
         self.changed(source)

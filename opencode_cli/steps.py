@@ -57,38 +57,54 @@ def nothing(value: T) -> Steps[T]:
     return value
 
 
+class _Run:
+    """Where a driver is in ``steps``: what to send next (a hook's results, or its error thrown)."""
+
+    def __init__(self, steps: Steps[Any]) -> None:
+        self._steps = steps
+        self._advance: Callable[[Any], HookStep] = steps.send
+        self._value: Any = None
+        self.result: Any = None
+
+    def next(self) -> HookStep | None:
+        """The next hook to call, or ``None`` once the steps returned (:attr:`result`)."""
+        try:
+            return self._advance(self._value)
+        except StopIteration as stop:
+            self.result = stop.value
+            return None
+
+    def sent(self, value: Any) -> None:
+        self._advance, self._value = self._steps.send, value
+
+    def raised(self, error: Exception) -> None:
+        self._advance, self._value = self._steps.throw, error
+
+
 def drive(steps: Steps[T]) -> T:
     """Run ``steps`` from sync code: each hook called with ``call_each``."""
-    advance: Callable[[Any], HookStep] = steps.send
-    value: Any = None
-    while True:
+    run = _Run(steps)
+    while (step := run.next()) is not None:
         try:
-            step = advance(value)
-        except StopIteration as stop:
-            return stop.value
-        try:
-            value = step.plugins.call_each(
-                step.name, only=step.only, checkpoint=step.checkpoint, **step.kwargs
+            run.sent(
+                step.plugins.call_each(step.name, only=step.only, checkpoint=step.checkpoint, **step.kwargs)
             )
-            advance = steps.send
         except Exception as error:
-            value, advance = error, steps.throw
+            run.raised(error)
+    return run.result
 
 
 async def adrive(steps: Steps[T]) -> T:
     """Run ``steps`` on the caller's loop: each hook called with ``acall_each`` (``async def`` ones
     awaited here)."""
-    advance: Callable[[Any], HookStep] = steps.send
-    value: Any = None
-    while True:
+    run = _Run(steps)
+    while (step := run.next()) is not None:
         try:
-            step = advance(value)
-        except StopIteration as stop:
-            return stop.value
-        try:
-            value = await step.plugins.acall_each(
-                step.name, only=step.only, checkpoint=step.checkpoint, **step.kwargs
+            run.sent(
+                await step.plugins.acall_each(
+                    step.name, only=step.only, checkpoint=step.checkpoint, **step.kwargs
+                )
             )
-            advance = steps.send
         except Exception as error:
-            value, advance = error, steps.throw
+            run.raised(error)
+    return run.result

@@ -46,3 +46,16 @@ def test_disabling_and_enabling_a_plugin_by_config_follows_each_reload(make_proj
         assert (offer["read"] == offer["read"].upper()) is on  # its hook is called only while enabled
         [record] = [r for r in project.plugins.records if r.name == "shouting"]
         assert record.status == ("loaded" if on else "blocked")
+
+
+def test_a_plugin_disabled_by_a_reload_is_recorded_as_a_fresh_process_records_it(
+    make_project, project_dir, env
+):
+    config = project_dir / "opencode.toml"
+    project = make_project(plugins=[("shouting", Shouting())])
+    project.registry  # noqa: B018
+    config.write_text('[plugins]\ndisabled = ["shouting", "web"]\n')
+    project.builder.request(files=[config])
+    with Project(project_dir, env=env, plugins=[("shouting", Shouting())], autoload_plugins=False) as fresh:
+        expected = [record.as_dict() for record in fresh.generation.plugin_records()]
+    assert [record.as_dict() for record in project.generation.plugin_records()] == expected

@@ -1,9 +1,12 @@
-"""A model-based test of change (issue 33): random sequences of changes — tool files added, edited,
-broken and removed; ``[tools]`` switches and ``[mcp.NAME]`` tables edited; MCP servers that connect,
-change their tools through ``list_changed``, are SIGKILLed, or fail to start — made to a project served
-at once by a live :class:`~opencode_cli.project.Project` with its watcher and by ``opencode mcp serve``.
-After each change, once things are quiet, both must offer what a fresh process lists
-(``opencode tools list --json``) for the same files.
+"""A model-based test of change (issues 33, 42): random sequences of changes — tool files added, edited,
+broken and removed; ``[tools]`` switches, ``[plugins] disabled``, agents, permissions and ``[mcp.NAME]``
+tables edited; MCP servers that connect, change their tools through ``list_changed``, are SIGKILLed, or
+fail to start — made to a project served at once by a live :class:`~opencode_cli.project.Project` with its
+watcher and by ``opencode mcp serve``. After each change, once things are quiet, both must offer what a
+fresh process lists (``opencode tools list --json``) for the same files, and the live project's whole
+offer (ids, descriptions, schemas) and plugin records must equal a fresh Project's. The served client
+reaches its quiet point only through ``notifications/tools/list_changed`` (it lists again when told), and
+each change it can see must have been told at least once.
 
 One allowance, by design: a tool file that stops importing keeps, in a live project, the tools of its
 last good version (hot reload's "failures keep the last good version"); a fresh process has none of
@@ -44,6 +47,17 @@ FIRST_SEED = int(os.environ.get("OPENCODE_TEST_CHANGE_SEED", "3300"))
 QUIET = 30.0
 #: Built-in tools the model switches off and on with ``[tools]``.
 SWITCHABLE = ("webfetch", "todowrite")
+#: Built-in plugins the model disables and enables with ``[plugins] disabled``.
+DISABLEABLE = ("web", "lsp")
+#: Tools the model denies and allows with ``[permission]``.
+DENIABLE = ("bash", "glob")
+#: The actions that toggle a name in one of the model's sets: the set, the names, what it is in words.
+TOGGLES = {
+    "switch": ("switched_off", SWITCHABLE, "[tools] switched off"),
+    "disable_plugin": ("disabled", DISABLEABLE, "[plugins] disabled"),
+    "agent": ("agents", ("helper", "scout"), "subagents"),
+    "permission": ("denied", DENIABLE, "[permission] denied"),
+}
 
 
 @dataclass
@@ -58,6 +72,12 @@ class Model:
     servers: dict[str, str] = field(default_factory=dict)
     """Server name -> ``listed`` or ``broken``."""
     listings: dict[str, dict[str, str]] = field(default_factory=dict)
+    disabled: set[str] = field(default_factory=set)
+    """Plugins named by ``[plugins] disabled``."""
+    agents: set[str] = field(default_factory=set)
+    """Subagents configured (``[agent.NAME]``): ``task``'s description lists them."""
+    denied: set[str] = field(default_factory=set)
+    """Tools the ``[permission]`` table denies wholly."""
     counter: int = 0
 
     def fresh_name(self, prefix: str) -> str:
@@ -101,6 +121,15 @@ class Model:
             config["mcp"] = tables
         if self.switched_off:
             config["tools"] = {tool_id: False for tool_id in sorted(self.switched_off)}
+        if self.disabled:
+            config["plugins"] = {"disabled": sorted(self.disabled)}
+        if self.agents:
+            config["agent"] = {
+                name: {"mode": "subagent", "description": f"The {name} helper."}
+                for name in sorted(self.agents)
+            }
+        if self.denied:
+            config["permission"] = {tool_id: "deny" for tool_id in sorted(self.denied)}
         path = self.root / "opencode.toml"
         temporary = path.with_suffix(".tmp")
         temporary.write_text(tomli_w.dumps(config))
@@ -158,6 +187,9 @@ class Live:
         offer = self.project.generation.offer(switches={"question": False})
         return {d.id: d.description for d in offer.tools}
 
+    async def whole(self) -> Whole:
+        return await whole(self.project)
+
     async def call(self, tool_id: str) -> None:
         async with self.project.session(prompt=allow) as session:
             with contextlib.suppress(Exception):
@@ -166,6 +198,30 @@ class Live:
     def server_pids(self, name: str) -> list[int]:
         connection = self.project.mcp.peek(name)
         return [connection.pid] if connection is not None and connection.pid else []
+
+
+Whole = tuple[dict[str, tuple[str, dict[str, Any]]], list[dict[str, Any]]]
+
+
+async def whole(project: Project) -> Whole:
+    """A project's whole offer (id: description and schema) and the records of its plugins and tool
+    files (the MCP servers' by name)."""
+    generation = await project.ready()
+    offer = await generation.aoffer(schemas=True)
+    tools = {d.id: (d.description, d.parameters) for d in offer.tools}
+    records = [
+        # an MCP server's status is its process's (a SIGKILLed one is lost until a call starts it again)
+        {"name": record.name, "kind": "mcp"} if record.kind == "mcp" else record.as_dict()
+        for record in generation.plugin_records()
+    ]
+    return tools, records
+
+
+async def fresh_whole(root: Path, env: dict[str, str]) -> Whole:
+    """What a fresh Project builds from the same files (its servers connected)."""
+    async with Project(root, env=env, warn=lambda message: None) as fresh:
+        await fresh.open()
+        return await whole(fresh)
 
 
 class Served:
@@ -235,6 +291,9 @@ ACTIONS = (
     "remove_server",
     "list_changed",
     "kill_server",
+    "disable_plugin",
+    "agent",
+    "permission",
 )
 
 
@@ -261,11 +320,13 @@ async def step(action: str, model: Model, rng: random.Random, live: Live, served
         del model.files[name]
         model.last_good.pop(name, None)
         return f"remove {name}"
-    if action == "switch":
-        tool_id = rng.choice(SWITCHABLE)
-        model.switched_off ^= {tool_id}
+    if action in TOGGLES:
+        attribute, names, what = TOGGLES[action]
+        name = rng.choice(names)
+        chosen: set[str] = getattr(model, attribute)
+        chosen ^= {name}
         model.write_config()
-        return f"switch {tool_id} {'off' if tool_id in model.switched_off else 'on'}"
+        return f"{what} {'adds' if name in chosen else 'drops'} {name}"
     if action == "add_server" or (action in ("list_changed", "kill_server") and not listed):
         name = model.fresh_name("s")
         model.listings[name] = {f"t{n}": f"Listed tool t{n} of {name}." for n in range(rng.randint(1, 3))}
@@ -316,10 +377,11 @@ async def quiet(
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(live.reported.wait(), 2)
-        while await served.offered() != served_expected:
+        while True:  # listed again only when told: polling alone never reaches the quiet point
             served.notes.changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(served.notes.changed.wait(), 2)
+            if await served.offered() == served_expected:
+                break
+            await served.notes.changed.wait()
 
 
 async def sequence(seed: int, root: Path, env: dict[str, str]) -> list[str]:
@@ -334,14 +396,23 @@ async def sequence(seed: int, root: Path, env: dict[str, str]) -> list[str]:
     try:
         async with stdio_session(root, env, "--yes", message_handler=notes.handler) as client:
             served = Served(client, notes)
-            await served.offered()
+            seen = await served.offered()
             for _ in range(STEPS):
+                told = notes.list_changed
                 done.append(await step(rng.choice(ACTIONS), model, rng, live, served))
                 fresh = await asyncio.to_thread(fresh_list, root, env)
                 expected = {**fresh, **model.kept()}
                 served_expected = expected
                 try:
                     await quiet(expected, live, served, served_expected)
+                    if served_expected != seen:  # a change the client can see was told
+                        assert notes.list_changed > told, f"seed {seed}, after {done}: no list_changed"
+                    seen = served_expected
+                    if not model.kept():  # a live project keeps a broken file's last good tools
+                        got, want = await live.whole(), await fresh_whole(root, env)
+                        assert got[0] == want[0], f"seed {seed}, {done}: offers differ"
+                        differ = [(a, b) for a, b in zip(got[1], want[1], strict=False) if a != b]
+                        assert got[1] == want[1], f"seed {seed}, {done}: records differ: {differ}"
                 except TimeoutError:
                     live_now, served_now = live.offered(), await served.offered()
                     raise AssertionError(
