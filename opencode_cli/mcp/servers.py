@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .credentials import NEEDS_AUTHENTICATION, is_needs_authentication
 
@@ -132,8 +132,9 @@ class McpServers:
     def peek(self, name: str) -> McpConnection | None:
         """The live connection to ``name``, if there is one."""
         services = self.project.started_services
-        connection = services.peek(f"mcp:{name}") if services is not None else None
-        return connection if connection is not None and not connection.ended else None  # type: ignore[return-value]
+        found = services.peek(f"mcp:{name}") if services is not None else None
+        connection = cast("McpConnection | None", found)  # the services under mcp: keys are connections
+        return connection if connection is not None and not connection.ended else None
 
     async def connection(self, name: str) -> McpConnection:
         """The connection to ``name``, started (or, when it was lost, started again) now."""
@@ -162,7 +163,7 @@ class McpServers:
                 warn=self.project.warn,
             )
 
-        return await services.get(server.key, factory)  # type: ignore[return-value]
+        return await services.get(server.key, factory)
 
     async def open(self, names: Iterable[str] | None = None) -> None:
         """Connect the enabled servers (or ``names``) concurrently; a failure is recorded, not raised.

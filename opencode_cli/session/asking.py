@@ -15,7 +15,8 @@ from ..permission import Rule, merge
 if TYPE_CHECKING:  # asyncio too: a cold command that reads a session's offer need not import it
     import asyncio
 
-    from ..context import PermissionRequest
+    from ..permission import Action
+    from ..permission import Request as PermissionRequest
     from . import Session
 
 
@@ -43,20 +44,19 @@ class Asks:
             request, ruleset, on_pending=self.put_to_user, before_asking=before
         )
 
-    async def hook_status(self, request: PermissionRequest) -> str:
+    async def hook_status(self, request: PermissionRequest) -> Action:
         """What the ``permission_ask`` hooks make of a request a rule would put to the user: ``"allow"``,
         ``"deny"`` or ``"ask"`` (also when no plugin implements the hook)."""
-        from ..permission import ACTIONS, AskOutput
+        from ..permission import AskOutput
 
         project = self.session.project
         output = AskOutput()
         await project.plugins.acall("permission_ask", request=request, output=output)
-        if output.status not in ACTIONS:
-            project.warn(
-                f"permission_ask: status {output.status!r} is not allow, deny or ask; the user is asked"
-            )
-            return "ask"
-        return output.status
+        status = output.status
+        if status == "allow" or status == "deny" or status == "ask":  # narrowed to an Action
+            return status
+        project.warn(f"permission_ask: status {status!r} is not allow, deny or ask; the user is asked")
+        return "ask"
 
     def put_to_user(self, request: PermissionRequest) -> None:
         """Put a waiting request to the session's prompt (a closed session asks nobody: the request waits)."""

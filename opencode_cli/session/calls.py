@@ -18,10 +18,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..arguments import is_flat_json
-from ..context import AbortSignal, MetadataSink, PermissionRequest
+from ..context import AbortSignal, MetadataSink
 from ..errors import INTERRUPTED, RejectedError, error_text, message_of
 from ..loops import is_cancellation
 from ..parts import DOOM_LOOP_REFUSED, DOOM_LOOP_THRESHOLD, Outcome, ToolCall, ToolPart
+from ..permission import Request as PermissionRequest
 from ..transcript import ToolCallPart
 from ..truncate import ascending_id
 from .asking import refuse_without_terminal

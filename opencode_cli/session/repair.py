@@ -69,7 +69,7 @@ def repair(
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return Repaired(name, {})
     if not isinstance(raw, str):
-        return Repaired(name, dict(raw) if isinstance(raw, dict) else raw)  # type: ignore[arg-type]
+        return Repaired(name, dict(raw) if isinstance(raw, dict) else raw)
     try:
         parsed = json.loads(raw)
     except (ValueError, RecursionError) as error:  # not JSON, nested too deeply, a number too long

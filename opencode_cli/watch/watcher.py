@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..loops import running_loop
 from .plan import WatchPlan, watch_plan
@@ -356,10 +356,11 @@ class Watcher:
             return self._queue.get_nowait()
         self._raise_from_task()
 
-    def _raise_from_task(self) -> Any:
+    def _raise_from_task(self) -> NoReturn:
         assert self._task is not None
-        if not self._task.cancelled() and self._task.exception() is not None:
-            raise self._task.exception()  # type: ignore[misc]
+        error = None if self._task.cancelled() else self._task.exception()
+        if error is not None:
+            raise error
         raise StopAsyncIteration
 
     async def _run(self, armed: asyncio.Event) -> None:
