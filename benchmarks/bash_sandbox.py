@@ -65,7 +65,9 @@ async def measure(calls: int, rounds: int) -> tuple[dict[str, list[float]], dict
             directory = root / name
             (directory / ".git").mkdir(parents=True)
             (directory / "opencode.toml").write_text(config)
-            project = Project(directory, env={**env, **CASE_ENV.get(name, {})}, autoload_plugins=False)
+            project = Project(
+                directory, trusted=True, env={**env, **CASE_ENV.get(name, {})}, autoload_plugins=False
+            )
             projects.append(project)
             session = project.session()
             await session.execute("bash", {"command": "true"})  # warm up (imports, the launcher)

@@ -73,7 +73,7 @@ async def edits(project: Project, file: str, runs: int) -> tuple[float, list[flo
 def case(root: Path, lsp: Any, file: str, runs: int) -> tuple[float, float]:
     project_dir = make_project(root, lsp)
     env = {**os.environ, "HOME": str(root / "home"), "XDG_CONFIG_HOME": str(root / "config")}
-    project = Project(project_dir, env=env, autoload_plugins=False, warn=lambda message: None)
+    project = Project(project_dir, trusted=True, env=env, autoload_plugins=False, warn=lambda message: None)
     try:
         first, rest = asyncio.run(edits(project, str(project_dir / file), runs))
     finally:

@@ -131,7 +131,7 @@ async def calls(root: Path, server: Path, count: int, rounds: int) -> tuple[floa
 
     project_dir = make_project(root / "calls", server, 1)
     ours, raw = [], []
-    async with Project(project_dir, env=environment(root)) as project:
+    async with Project(project_dir, trusted=True, env=environment(root)) as project:
         await project.open()
         params = StdioServerParameters(command=sys.executable, args=[str(server)])
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

@@ -111,7 +111,7 @@ def in_process_latencies(project: Path, env: dict[str, str], saves: int, pause: 
 
     async def main() -> list[float]:
         samples = []
-        watcher = Project(project, env=env, autoload_plugins=False).watch()
+        watcher = Project(project, trusted=True, env=env, autoload_plugins=False).watch()
         async with watcher:
             for n in range(1, saves + 1):
                 await asyncio.sleep(pause)

@@ -49,7 +49,7 @@ async def library(calls: int, directory: Path) -> tuple[float, float]:
     from opencode_cli import Project, ToolCall
 
     (directory / "small.txt").write_text("a small file\n" * 3)
-    async with Project(directory, autoload_plugins=False) as project:
+    async with Project(directory, trusted=True, autoload_plugins=False) as project:
         with project.session("build") as session:
             arguments = json.dumps({"filePath": "small.txt"})
 
@@ -100,7 +100,7 @@ async def library_big(calls: int, directory: Path) -> tuple[float, float]:
     from opencode_cli import Project, ToolCall
 
     (directory / "big.txt").write_text(("y" * 89 + "\n") * 300)
-    async with Project(directory, autoload_plugins=False) as project:
+    async with Project(directory, trusted=True, autoload_plugins=False) as project:
         with project.session("build") as session:
             gc.collect()
             before = rss_mb()
