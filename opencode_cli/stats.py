@@ -10,6 +10,7 @@ kind of ending is read from the exact texts the model was given (:mod:`opencode_
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -100,10 +101,11 @@ class ToolStats:
 def _cut(path: Any, shown: str) -> int:
     """The bytes a truncation left out: the spilled file's size less what the model was shown (0 once the
     file is gone)."""
-    try:
-        size = os.stat(path).st_size if isinstance(path, str) else 0
+    try:  # the spill directory is one commands can write: a link planted there is not followed
+        found = os.lstat(path) if isinstance(path, str) else None
     except OSError:
         return 0
+    size = found.st_size if found is not None and stat.S_ISREG(found.st_mode) else 0
     return max(0, size - len(shown.encode("utf-8", "replace")))
 
 

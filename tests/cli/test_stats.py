@@ -80,3 +80,14 @@ def test_percentiles_are_nearest_rank() -> None:
     assert percentile([], 50) is None
     assert percentile([5], 95) == 5
     assert percentile(list(range(1, 101)), 50) == 50 and percentile(list(range(1, 101)), 95) == 95
+
+
+def test_the_bytes_cut_are_read_from_the_spilled_file_never_through_a_link(tmp_path: Path) -> None:
+    from opencode_cli.stats import _cut
+
+    spilled = tmp_path / "tool_1"
+    spilled.write_text("x" * 1000)
+    assert _cut(str(spilled), "x" * 100) == 900
+    planted = tmp_path / "tool_2"
+    planted.symlink_to(spilled)  # a command replaced the spill file with a link
+    assert _cut(str(planted), "") == 0 and _cut(str(tmp_path / "gone"), "") == 0
