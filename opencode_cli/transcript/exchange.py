@@ -145,7 +145,8 @@ def _project_id(directory: Path) -> str:
     """OpenCode's project id: the first of the repository's root commits, or ``global`` outside git."""
     try:
         found = subprocess.run(
-            ["git", "rev-list", "--max-parents=0", "--all"],
+            # a project's own .git/config may name commands (core.fsmonitor): none is run for this
+            ["git", "-c", "core.fsmonitor=false", "rev-list", "--max-parents=0", "--all"],
             cwd=directory,
             capture_output=True,
             text=True,
