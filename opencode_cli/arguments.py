@@ -89,7 +89,7 @@ def validate(
     Raises :class:`~opencode_cli.errors.InvalidArgumentsError` with one clause per problem; a pydantic
     error is worded by ``format_error`` when the tool has one, else against ``schema()``.
     """
-    if not isinstance(args, Mapping):
+    if type(args) is not dict and not isinstance(args, Mapping):  # a dict, nearly always: no ABC check
         raise InvalidArgumentsError(tool_id, f"(root): expected object, received {_brief(args)}")
     problem = hostile_value(args)
     if problem is not None:

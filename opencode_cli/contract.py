@@ -41,6 +41,7 @@ from .introspection import (
     sibling_description,
     source_line,
 )
+from .loops import until_aborted
 from .results import ToolResult, as_result, unicode_text
 from .toolspec import UNKNOWN, ToolSource, ToolSpec
 
@@ -256,7 +257,7 @@ class Tool(_Declared):
         if self.handles_abort:
             result = as_result(await self.execute(params, ctx))
         else:
-            result = as_result(await unless_aborted(self.execute(params, ctx), ctx))
+            result = as_result(await until_aborted(self.execute(params, ctx), ctx.abort))
         result.output, result.title = unicode_text(result.output), unicode_text(result.title)
         if "truncated" in result.metadata:
             return result
@@ -292,8 +293,6 @@ def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs:
 async def unless_aborted(work: Any, ctx: ToolContext) -> Any:
     """Await ``work``; cancel it and raise :class:`AbortedError` if ``ctx.abort`` fires first
     (:func:`~opencode_cli.loops.until_aborted`, the helper the run loop uses too)."""
-    from .loops import until_aborted
-
     return await until_aborted(work, ctx.abort)
 
 

@@ -222,6 +222,10 @@ class Generation:
         made = self.__dict__.get("registry")
         return made if made is not None else drive(self.registry_steps())
 
+    def built(self) -> bool:
+        """Whether :attr:`registry` is built already (a call in this generation need not wait)."""
+        return "registry" in self.__dict__
+
     async def aregistry(self) -> Registry:
         """:attr:`registry`, built on the caller's loop: ``async def register_tools`` implementations are
         awaited there."""

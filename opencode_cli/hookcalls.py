@@ -110,7 +110,7 @@ class HookCalls:
         blocks the loop), and cancelling the caller cancels the implementation being awaited."""
         hook = getattr(self.manager.hook, hook_name)
         first = bool(hook.spec is not None and hook.spec.opts.get("firstresult"))
-        if not hook.get_hookimpls():  # what pluggy's call gives, without its cost (two hooks of every call)
+        if not hook.get_hookimpls():  # what pluggy's call gives, without its cost
             return None if first else []
         if hook_name not in self._async_hooks:
             return hook(**kwargs)

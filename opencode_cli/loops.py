@@ -7,6 +7,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .errors import AbortedError
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -104,8 +106,6 @@ async def until_aborted(work: Awaitable[T], abort: AbortSignal) -> T:
     cancelled and :class:`~opencode_cli.errors.AbortedError` raised (see :func:`cancelled_by`). The one
     way a call's abort ends what waits for it: a tool's execution and the run loop's steps."""
     import asyncio
-
-    from .errors import AbortedError
 
     loop = asyncio.get_running_loop()
     return await cancelled_by(

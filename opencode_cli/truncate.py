@@ -43,14 +43,14 @@ _last_ms = 0
 _counter = 0
 #: Random bytes drawn from the OS ahead, for this many ids at a time (one system call, not one per id).
 _POOL_IDS = 64
-_pool = b""
+_pool = ""  # the base62 characters of the bytes drawn, 14 for each id
 _pool_at = 0
 
 
 def _forget_pool() -> None:
     """A forked child must not draw the parent's bytes again (same ids in two processes)."""
     global _pool, _pool_at
-    _pool, _pool_at = b"", 0
+    _pool, _pool_at = "", 0
 
 
 os.register_at_fork(after_in_child=_forget_pool)
@@ -69,10 +69,10 @@ def ascending_id(prefix: str) -> str:
         _counter += 1
         value = (now * 4096 + _counter) & 0xFFFFFFFFFFFF
         if _pool_at >= len(_pool):
-            _pool, _pool_at = os.urandom(14 * _POOL_IDS), 0
+            _pool, _pool_at = os.urandom(14 * _POOL_IDS).translate(_BYTE_TO_BASE62).decode("ascii"), 0
         tail = _pool[_pool_at : _pool_at + 14]
         _pool_at += 14
-    return f"{prefix}_{value:012x}" + tail.translate(_BYTE_TO_BASE62).decode("ascii")
+    return f"{prefix}_{value:012x}{tail}"
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity

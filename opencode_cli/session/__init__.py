@@ -39,6 +39,8 @@ from .repair import repair
 from .turns import Turns, recorded
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from ..agents import Agent
     from ..mcp.relay import Relay
     from ..models.loop import RunResult
@@ -349,10 +351,11 @@ class Session:
         )
         return name, args
 
-    async def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> ToolPart:
+    def dispatch(self, call: ToolCall, *, abort: AbortSignal | None = None) -> Coroutine[Any, Any, ToolPart]:
         """Run a raw call the way OpenCode does: repair, doom-loop check, hooks, the tool; never raises
-        for the call's own failures (they become an ``error`` part with the model-facing text)."""
-        return await self.calls.dispatch(call, abort)
+        for the call's own failures (they become an ``error`` part with the model-facing text). Await it
+        (the coroutine is :class:`Calls`', handed over as it is: one frame fewer for every call)."""
+        return self.calls.dispatch(call, abort)
 
     async def execute(
         self,

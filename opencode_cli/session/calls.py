@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from ..arguments import is_flat_json
@@ -52,7 +52,9 @@ class Calls:
         on this loop, and the MCP servers ``tool_id`` may come from connected (again). A server that
         connects brings its tools in a new generation, which the call then runs in."""
         project = self.session.project
-        generation = await project.ready()
+        generation = project.generations.current
+        if not generation.built():  # the first call of a generation builds its registry on this loop
+            generation = await project.ready()
         if generation.mcp_servers:
             await project.mcp.ensure(tool_id)
             if project.generation is not generation:
@@ -65,21 +67,20 @@ class Calls:
         args: Any,
         call_id: str | None,
         abort: AbortSignal | None,
-        before: Callable[[ToolCallPart], Awaitable[None]] | None = None,
+        requested: str | None = None,
         generation: Generation | None = None,
     ) -> ToolResult:
-        """Run a call as a tool part of the current assistant message (``before``: a check of the part
-        once it is recorded, which may refuse the call; ``generation``: the one :meth:`ready` gave, when
-        the caller made the check already)."""
+        """Run a call as a tool part of the current assistant message (``requested``: the tool name the
+        model wrote, when the doom-loop check is to be made once the part is recorded, which may refuse
+        the call; ``generation``: the one :meth:`ready` gave, when the caller made the check already)."""
         session = self.session
         part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
         session.transcript.add_part(session.assistant(), part)
         part.running()
         abort = abort or AbortSignal()
         self.running.add(abort)
-        check = functools.partial(before, part) if before is not None else None
         try:
-            result = await self.run(tool_id, args, call_id, abort, part, check, generation)
+            result = await self.run(tool_id, args, call_id, abort, part, requested, generation)
         except BaseException as error:
             cancelled = isinstance(error, KeyboardInterrupt) or is_cancellation(error)
             asked = getattr(error, "permission", None)  # a refused ask: which (opencode stats reads it)
@@ -101,18 +102,19 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
-        before: Callable[[], Awaitable[None]] | None = None,
+        requested: str | None = None,
         generation: Generation | None = None,
     ) -> Awaitable[ToolResult]:
-        """Run a call inside the ``tool_call`` wrappers: ``before`` (a check that may refuse it), then the
-        hooks and the tool's wrap (``part``: its transcript part, if recorded) in ``generation`` (else the
-        one :meth:`ready` gives). Returns the awaitable of its result (a coroutine of its own would be one
-        more for every call to pass through)."""
+        """Run a call inside the ``tool_call`` wrappers: the doom-loop check of its recorded ``part``
+        (its transcript part, if recorded) when ``requested`` names the tool the model wrote (it may refuse
+        the call), then the hooks and the tool's wrap, in ``generation`` (else the one :meth:`ready`
+        gives). Returns the awaitable of its result (a coroutine of its own would be one more for every
+        call to pass through)."""
         session = self.session
         plugins = session.project.plugins
         if not plugins.has_several("tool_call"):  # core's alone: it would return proceed()
-            return self._execute(tool_id, args, call_id, abort, part, before, generation)
-        proceed = functools.partial(self._execute, tool_id, args, call_id, abort, part, before, generation)
+            return self._execute(tool_id, args, call_id, abort, part, requested, generation)
+        proceed = functools.partial(self._execute, tool_id, args, call_id, abort, part, requested, generation)
         names = _hook_names(session, tool_id, call_id, args)
         running = plugins.call("tool_call", **names, session=session, proceed=proceed)
         return running if running is not None else proceed()
@@ -124,25 +126,27 @@ class Calls:
         call_id: str | None,
         abort: AbortSignal | None,
         part: ToolCallPart | None,
-        before: Callable[[], Awaitable[None]] | None,
+        requested: str | None,
         generation: Generation | None,
     ) -> ToolResult:
-        """The check ``before``, then the execution hooks around the tool's wrap."""
-        if before is not None:
-            await before()
+        """The doom-loop check (see :meth:`run`), then the execution hooks around the tool's wrap."""
+        if requested is not None and part is not None:
+            await self._doom_loop_check(part, requested, tool_id, args)
         session = self.session
         plugins = session.project.plugins
         if generation is None:
             generation = await self.ready(tool_id)
         tool = generation.registry.get(tool_id).loaded()
         names = _hook_names(session, tool_id, call_id, args)
-        await plugins.acall("tool_execute_before", **names)
+        if plugins.has_hook("tool_execute_before"):  # most projects have none: no call to make
+            await plugins.acall("tool_execute_before", **names)
         ctx = session.context(tool_id, call_id, abort, part)  # the session's, which a host may extend
         running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
         result = await (running if running is not None else tool.run(args, ctx))
         for attachment in result.attachments:
             attachment.id = attachment.id or ascending_id("prt")
-        await plugins.acall("tool_execute_after", **names, result=result)
+        if plugins.has_hook("tool_execute_after"):
+            await plugins.acall("tool_execute_after", **names, result=result)
         return result
 
     async def dispatch(self, call: ToolCall, abort: AbortSignal | None = None) -> ToolPart:
@@ -167,7 +171,7 @@ class Calls:
                 args,
                 call_id,
                 abort,
-                lambda mine: self._doom_loop_check(mine, call.name, name, args),
+                call.name,
                 generation,
             )
         except Exception as error:

@@ -77,8 +77,7 @@ class Transcript:
         self.window = window
         self.max_bytes = max_bytes
         self.messages: list[Message] = []
-        self._part_ids: set[str] = set()
-        self._weights: dict[str, int] = {}  # the size of each part held, by id
+        self._weights: dict[str, int] = {}  # the size of each part held, by id (0: not counted yet)
         self.held = 0
         """The characters of the parts held in memory now (see ``max_bytes``)."""
         self.partial = False
@@ -184,10 +183,10 @@ class Transcript:
             for attachment in part.attachments:
                 attachment.session_id, attachment.message_id = message.session_id, message.id
         index = None
-        if part.id in self._part_ids:  # only a part seen before needs looking for (a long turn stays cheap)
+        if part.id in self._weights:  # only a part seen before needs looking for (a long turn stays cheap)
             index = next((i for i, p in enumerate(message.parts) if p.id == part.id), None)
-        self._part_ids.add(part.id)
-        self._weights.setdefault(part.id, 0)
+        else:
+            self._weights[part.id] = 0
         if index is None:
             message.parts.append(part)
         else:
@@ -205,7 +204,8 @@ class Transcript:
                 listener("message.part.updated", {"part": part.as_dict()})
         if part.id in self._weights:
             self._hold(part)
-            self._trim()
+            if self.max_bytes is not None and self.held > self.max_bytes:
+                self._trim()
 
     def finish(self, message: Message, finish: str | None = "stop", error: str | None = None) -> None:
         """Mark an assistant message completed now, with its finish reason or error, and save it."""
@@ -244,13 +244,12 @@ class Transcript:
 
     def _hold(self, part: Part) -> None:
         """Count ``part`` (again, after a change) among the characters held."""
-        self._part_ids.add(part.id)
+        weights = self._weights
         weight = part_size(part)
-        self.held += weight - self._weights.get(part.id, 0)
-        self._weights[part.id] = weight
+        self.held += weight - weights.get(part.id, 0)
+        weights[part.id] = weight
 
     def _let_go(self, part: Part) -> None:
-        self._part_ids.discard(part.id)
         self.held -= self._weights.pop(part.id, 0)
 
     def _trim(self) -> None:
@@ -302,7 +301,9 @@ def part_size(part: Part) -> int:
     if not isinstance(part, ToolCallPart):
         return 64
     size = 64 + len(part.raw) + len(part.output or "") + len(part.error or "") + len(part.title or "")
-    size += _size(part.input) + _size(part.metadata)
+    size += _size(part.input)
+    if part.metadata:
+        size += _size(part.metadata)
     if part.attachments:
         size += sum(len(item.url) + 64 for item in part.attachments)
     return size
