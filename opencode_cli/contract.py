@@ -272,13 +272,15 @@ class Tool(_Declared):
 async def in_worker(ctx: ToolContext, function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)`` in one of the project's worker threads (a warm thread per call); an
     abandoned call (``ctx.abort`` fired and the thread did not return) raises :class:`AbortedError`."""
-    from .workers import Abandoned
-
     work = functools.partial(_stop_iteration_as_error, function, *args, **kwargs)
     try:
         return await ctx.project.workers.run(work, abort=ctx.abort)
-    except Abandoned as abandoned:
-        raise AbortedError(str(abandoned)) from None
+    except Exception as error:
+        from .workers import Abandoned  # imported when something went wrong, not on every call
+
+        if isinstance(error, Abandoned):
+            raise AbortedError(str(error)) from None
+        raise
 
 
 def _stop_iteration_as_error(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -141,7 +141,9 @@ class Calls:
         if plugins.has_hook("tool_execute_before"):  # most projects have none: no call to make
             await plugins.acall("tool_execute_before", **names)
         ctx = session.context(tool_id, call_id, abort, part)  # the session's, which a host may extend
-        running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
+        running = None  # core's alone (essential, never disabled) would return tool.run(args, ctx)
+        if plugins.has_several("tool_execute"):
+            running = plugins.call("tool_execute", tool=tool, args=args, ctx=ctx)
         result = await (running if running is not None else tool.run(args, ctx))
         for attachment in result.attachments:
             attachment.id = attachment.id or ascending_id("prt")
