@@ -17,12 +17,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import message_of
+from .relay import ProgressSink
 
 if TYPE_CHECKING:
     from .connection import McpConnection
-
-#: What a tool call's progress reports are handed to: ``(progress, total, message)``.
-ProgressSink = Callable[[float, "float | None", "str | None"], None]
 
 #: The JSON-RPC error code the SDK gives a request whose connection closed (``mcp.types.CONNECTION_CLOSED``).
 CONNECTION_CLOSED = -32000
