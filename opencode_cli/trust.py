@@ -722,12 +722,17 @@ def _match(pattern: list[str], parts: list[str]) -> bool:
 # -- the record --------------------------------------------------------------------------------------
 
 
+def record_path(env: Mapping[str, str]) -> Path:
+    """Where the trust record is: ``<data>/trust.json`` (a running watcher watches it too)."""
+    return paths.data_dir(env) / RECORD_NAME
+
+
 class Records:
     """The trust record, ``<data>/trust.json``: ``{"projects": {ROOT: {"files": {PATH: [size, mtime_ns,
     sha256]}}}}``. Read when a project supplies something; written atomically."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self.path = paths.data_dir(env) / RECORD_NAME
+        self.path = record_path(env)
 
     def load(self) -> dict[str, Any]:
         """Every trusted project root and its entry (an unreadable record: none)."""

@@ -1,4 +1,5 @@
-"""What hot reload watches: config directories' tool folders and every ``opencode.toml`` read."""
+"""What hot reload watches: config directories' tool folders, every ``opencode.toml`` read, and the user's
+trust record (``opencode trust`` or ``untrust`` in another terminal reaches a running server)."""
 
 from __future__ import annotations
 
@@ -45,10 +46,15 @@ def watch_plan(project: Project) -> WatchPlan:
     directories = [path.parent for label, path in files if label in _DIRECTORY_LABELS]
     directories += config_directories(project.directory, project.worktree, project.env)
     tool_folders = {str(d / sub) for d in directories for sub in ("tool", "tools")}
-    folders = {str(d) for d in directories} | tool_folders | {str(path.parent) for _, path in files}
+    watched = [path for _, path in files]
+    if project.trusted is None:  # the record decides (not the host): a change to it is a change of trust
+        from ..trust import record_path
+
+        watched.append(record_path(project.env))
+    folders = {str(d) for d in directories} | tool_folders | {str(path.parent) for path in watched}
     roots = sorted({str(_existing(Path(folder))) for folder in folders})
     return WatchPlan(
-        tuple(roots), frozenset(str(p) for _, p in files), frozenset(folders), frozenset(tool_folders)
+        tuple(roots), frozenset(str(p) for p in watched), frozenset(folders), frozenset(tool_folders)
     )
 
 
