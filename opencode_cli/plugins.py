@@ -380,11 +380,22 @@ class Plugins(HookCalls):
                     again = self.load(entry, kind=kind)
                 self.records.remove(again)
                 self.records.insert(index, again)
+                self._register_again_after(index)
                 changed = True
         self._disabled = dict(disabled)
         if changed:
             self.revision += 1
         return changed
+
+    def _register_again_after(self, index: int) -> None:
+        """Register again, in load order, every plugin loaded after the record at ``index``: pluggy calls
+        the last registered first, so a plugin enabled again by :meth:`follow` takes the place in the call
+        order that a fresh process would give it, not the first."""
+        for later in self.records[index + 1 :]:
+            if later.name in self._by_plugin:
+                plugin = self.manager.get_plugin(later.name)
+                self.manager.unregister(name=later.name)
+                self.manager.register(plugin, name=later.name)
 
     def _load_entry_points(self) -> None:
         from .entrypoints import discover

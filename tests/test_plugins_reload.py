@@ -59,3 +59,38 @@ def test_a_plugin_disabled_by_a_reload_is_recorded_as_a_fresh_process_records_it
     with Project(project_dir, env=env, plugins=[("shouting", Shouting())], autoload_plugins=False) as fresh:
         expected = [record.as_dict() for record in fresh.generation.plugin_records()]
     assert [record.as_dict() for record in project.generation.plugin_records()] == expected
+
+
+class Marking:
+    """A plugin whose ``tool_definition`` appends its mark to every description (the order shows)."""
+
+    def __init__(self, mark: str) -> None:
+        self.mark = mark
+
+    @hookimpl
+    def tool_definition(self, tool_id, model, output) -> None:
+        output.description += f" [{self.mark}]"
+
+
+def test_a_plugin_enabled_again_takes_its_place_in_the_call_order(make_project, project_dir, env):
+    """Pluggy calls the last registered first: a plugin disabled and enabled again by reloads is called
+    where a fresh process would call it, not first."""
+
+    def plugins() -> list[tuple[str, object]]:
+        return [("first", Marking("1")), ("second", Marking("2")), ("third", Marking("3"))]
+
+    def order(project: Project) -> tuple[list[str], str]:
+        return project.plugins.order("tool_definition"), _offer(project)["read"][-12:]
+
+    config = project_dir / "opencode.toml"
+    project = make_project(plugins=plugins())
+    project.registry  # noqa: B018
+    with Project(project_dir, env=env, plugins=plugins(), autoload_plugins=False) as fresh:
+        expected = order(fresh)
+    assert expected[1].endswith("[3] [2] [1]")
+    for text in ('[plugins]\ndisabled = ["first"]\n', "", '[plugins]\ndisabled = ["second"]\n', ""):
+        config.write_text(text)
+        project.builder.request(files=[config])
+        with Project(project_dir, env=env, plugins=plugins(), autoload_plugins=False) as fresh:
+            assert order(project) == order(fresh), text
+    assert order(project) == expected
