@@ -296,12 +296,13 @@ def _place(folder: Path) -> list[Path]:
     return [folder / name for name in (*JSON_NAMES, FILE_NAME)]
 
 
-def read_file(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
-    """One config file in its format (:func:`file_format`)."""
+def read_file(path: Path, env: Mapping[str, str], *, filled: bool = True) -> dict[str, Any]:
+    """One config file in its format (:func:`file_format`); ``filled=False`` leaves a JSON file's
+    ``{env:}``/``{file:}`` references as written (for a look at its keys, which reads nothing else)."""
     if file_format(path) == "json":
         from .config_json import read_json
 
-        return read_json(path, env)
+        return read_json(path, env, filled=filled)
     return read_toml(path)
 
 

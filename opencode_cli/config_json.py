@@ -132,13 +132,13 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def read_json(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
-    """Read one ``opencode.json(c)``: substitutions, then JSONC parsing."""
+def read_json(path: Path, env: Mapping[str, str], *, filled: bool = True) -> dict[str, Any]:
+    """Read one ``opencode.json(c)``: substitutions (unless ``filled`` is false), then JSONC parsing."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path}: not UTF-8 text: {error}") from None
-    return parse_jsonc(substitute(text, path.parent, env, str(path)), str(path))
+    return parse_jsonc(substitute(text, path.parent, env, str(path)) if filled else text, str(path))
 
 
 def read_json_text(text: str, base: Path, env: Mapping[str, str], where: str) -> dict[str, Any]:

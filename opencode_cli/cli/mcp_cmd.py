@@ -145,11 +145,13 @@ def _config_files(project: Any) -> list[tuple[str, Any]]:
 
 
 def _read_any(path: Any, env: Any) -> dict[str, Any]:
-    """A config file's data (TOML or OpenCode's JSON); an unreadable one is empty."""
+    """A config file's data as written (TOML or OpenCode's JSON, its ``{env:}``/``{file:}`` references not
+    filled in: only its keys are looked at, and a project's file names nothing that is then read); an
+    unreadable one is empty."""
     from ..config import read_file
 
     try:
-        return read_file(path, env)
+        return read_file(path, env, filled=False)
     except Exception:
         return {}
 

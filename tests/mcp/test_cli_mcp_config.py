@@ -135,3 +135,18 @@ def test_mcp_remove_names_the_file_a_server_lives_in(project_dir: Path, env: dic
     removed = run_opencode(project_dir, env, "mcp", "remove", "far", "--global")
     assert removed.returncode == 0, removed.stderr
     assert "far" not in tomllib.loads((global_dir / "opencode.toml").read_text()).get("mcp", {})
+
+
+def test_mcp_remove_of_an_untrusted_project_fills_in_nothing(project_dir: Path, env: dict[str, str]) -> None:
+    """Looking for where a server is configured reads the project's JSON as written: a ``{file:}`` it
+    names is not opened (a FIFO here: opening it would wait for a writer that never comes)."""
+    fifo = project_dir / "pipe"
+    os.mkfifo(fifo)
+    server = {"type": "remote", "url": "https://example.invalid/mcp", "headers": {"X": f"{{file:{fifo}}}"}}
+    (project_dir / "opencode.json").write_text(json.dumps({"mcp": {"far": server}}))
+    untrusted = {key: value for key, value in env.items() if key != "OPENCODE_TRUST"}
+
+    refused = run_opencode(project_dir, untrusted, "mcp", "remove", "far")
+    assert refused.returncode == 2, refused.stderr
+    assert "configured in" in refused.stderr and str(project_dir / "opencode.json") in refused.stderr
+    assert "Traceback" not in refused.stderr
