@@ -128,7 +128,7 @@ class Plugins(HookCalls):
         loop: Callable[[], asyncio.AbstractEventLoop] | None = None,
         search_path: Sequence[str] | None = None,
     ) -> None:
-        self.manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.manager: pluggy.PluginManager = _Manager(hookspecs.PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
         self.records: list[PluginRecord] = []
         self._by_plugin: dict[str, PluginRecord] = {}
@@ -141,9 +141,10 @@ class Plugins(HookCalls):
         self._search_path = search_path
         self._loop = loop or no_loop
         self._async_hooks: set[str] = set()
-        self._alone: dict[str, pluggy.PluginManager] = {}
+        self._alone: dict[str, pluggy.PluginManager] = _Alone(self.manager)
         """Per plugin, a pluggy manager holding that plugin alone: its hooks are called through it when a
-        hook is called plugin by plugin (pluggy's own call path, its wrappers included)."""
+        hook is called plugin by plugin (pluggy's own call path, its wrappers included). Each is made the
+        first time it is asked for: registering a plugin twice at every start costs."""
         self._resting: dict[str, tuple[object | None, EntryPoint | None]] = {}
         """The plugins disabled now, by name: the object (once registered) or the entry point that
         gives it, for a reload that enables it again (:meth:`follow`)."""
@@ -202,13 +203,7 @@ class Plugins(HookCalls):
                 record.fail(describe_exception(error))
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
-        alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        if record.hooks:  # its own hooks' specs only: parsing them all costs
-            alone.add_hookspecs(_specs(self.manager, record.hooks))
-        with warnings.catch_warnings():  # said once already, above
-            warnings.simplefilter("ignore")
-            alone.register(plugin, name=name)
-        self._alone[name] = alone
+        self._alone.pop(name, None)  # made when first needed (most plugins' hooks are never called alone)
         self._by_plugin[name] = record
         return record
 
@@ -470,6 +465,69 @@ def _write_json(path: Path, value: Any) -> None:
 
     with contextlib.suppress(OSError):
         replace(path, json.dumps(value).encode("utf-8"))
+
+
+class _Manager(pluggy.PluginManager):
+    """Pluggy's manager, which finds a plugin's hook implementations as pluggy does, faster: an attribute
+    that plainly is no hook implementation in any pluggy version (:func:`_plainly_no_hook`) is skipped
+    without pluggy's static lookup (``inspect.getattr_static``, the most of what registering a plugin
+    costs). Every other attribute is pluggy's to judge."""
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        """Pluggy's answer, or ``None`` at once for an attribute that plainly is no hook implementation."""
+        if _plainly_no_hook(plugin, name):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+_ABSENT = object()
+_OBJECT_ATTRIBUTES = frozenset(vars(object))
+
+
+def _plainly_no_hook(plugin: object, name: str) -> bool:
+    """Whether ``plugin``'s attribute ``name`` cannot be a hook implementation, decided without running
+    any of its code: a module's attribute that is a class or is not callable (its imported names,
+    ``__name__``, ``__spec__``…), or an instance's attribute that only ``object`` itself defines
+    (``__init__``, ``__eq__``…: no function a marker could be set on)."""
+    if type(plugin) is types.ModuleType:
+        value = plugin.__dict__.get(name, _ABSENT)
+        return (
+            value is not _ABSENT
+            and not isinstance(value, (staticmethod, classmethod))
+            and (isinstance(value, type) or not callable(value))
+        )
+    if name not in _OBJECT_ATTRIBUTES or isinstance(plugin, type):
+        return False
+    try:
+        own = object.__getattribute__(plugin, "__dict__")
+    except AttributeError:
+        own = {}
+    if not isinstance(own, dict) or name in own:
+        return False
+    return not any(name in vars(klass) for klass in type(plugin).__mro__ if klass is not object)
+
+
+class _Alone(dict[str, pluggy.PluginManager]):
+    """Per plugin name, a pluggy manager holding that plugin alone, made from the project's manager the
+    first time the name is looked up (a name not registered there raises :class:`KeyError`, as a plain
+    dict would). Two threads looking one up at once may both make one; the first stored is kept."""
+
+    def __init__(self, manager: pluggy.PluginManager) -> None:
+        super().__init__()
+        self._manager = manager
+
+    def __missing__(self, name: str) -> pluggy.PluginManager:
+        plugin = self._manager.get_plugin(name)
+        if plugin is None:
+            raise KeyError(name)
+        alone = _Manager(hookspecs.PROJECT_NAME)
+        hooks = [caller.name for caller in self._manager.get_hookcallers(plugin) or []]
+        if hooks:  # its own hooks' specs only: parsing them all costs
+            alone.add_hookspecs(_specs(self._manager, hooks))
+        with warnings.catch_warnings():  # said once already, when it was registered in the project's manager
+            warnings.simplefilter("ignore")
+            alone.register(plugin, name=name)
+        return self.setdefault(name, alone)
 
 
 def _specs(manager: pluggy.PluginManager, names: Iterable[str]) -> types.ModuleType:

@@ -171,3 +171,84 @@ def test_the_order_is_pluggys_own(make_project) -> None:
     for impl in plugins.manager.hook.tool_execute_before.get_hookimpls():
         assert isinstance(impl, pluggy.HookImpl)
         assert impl.function.__qualname__.endswith("tool_execute_before")  # pluggy's objects untouched
+
+
+class _SlotPlugin:
+    """An instance plugin with a slot, an attribute of its own shadowing ``object``'s, and a hook."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 1
+
+    @hookimpl
+    def tool_execute_before(self) -> None:
+        """A hook."""
+
+    def __repr__(self) -> str:  # overrides object's: pluggy's to judge, not skipped
+        return "slot-plugin"
+
+
+class _ClassPlugin:
+    """A plugin registered as the class itself, with static and class methods."""
+
+    @staticmethod
+    @hookimpl
+    def tool_execute_after() -> None:
+        """A hook."""
+
+    @classmethod
+    @hookimpl(tryfirst=True)
+    def tool_execute_before(cls) -> None:
+        """A hook."""
+
+
+def _module_plugin() -> Any:
+    import functools
+    import types
+
+    module = types.ModuleType("plugin_module")
+
+    @hookimpl(trylast=True)
+    def tool_execute_before() -> None:
+        """A hook."""
+
+    @hookimpl
+    def renamed() -> None:
+        """A hook under another attribute name."""
+
+    module.tool_execute_before = tool_execute_before  # type: ignore[attr-defined]
+    module.permission_ask = renamed  # type: ignore[attr-defined]
+    module.a_class = _ClassPlugin  # type: ignore[attr-defined]
+    module.a_partial = functools.partial(print)  # type: ignore[attr-defined]
+    module.a_string = "text"  # type: ignore[attr-defined]
+    module.a_static = staticmethod(hookimpl(lambda: None))  # type: ignore[attr-defined]
+    module.hookimpl = hookimpl  # type: ignore[attr-defined]
+    return module
+
+
+def test_the_managers_find_the_hooks_pluggy_finds() -> None:
+    # Plugins' manager skips attributes that plainly are no hooks: it finds exactly what pluggy finds
+    from opencode_cli import hookspecs
+    from opencode_cli.builtin import PLUGINS
+
+    candidates = [(entry.name, entry.load()) for entry in PLUGINS]
+    candidates += [("slots", _SlotPlugin()), ("class", _ClassPlugin), ("module", _module_plugin())]
+    ours = Plugins(builtin=(), autoload=False).manager
+    theirs = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    theirs.add_hookspecs(hookspecs)
+    for name, plugin in candidates:
+        ours.register(plugin, name=name)
+        theirs.register(plugin, name=name)
+
+    def found(manager: pluggy.PluginManager) -> dict[str, list[tuple[str, str, bool, bool]]]:
+        return {
+            hook: [
+                (i.plugin_name, i.function.__name__, i.tryfirst, i.trylast)
+                for i in getattr(manager.hook, hook).get_hookimpls()
+            ]
+            for hook in sorted(vars(manager.hook))
+        }
+
+    assert found(ours) == found(theirs)
+    assert ("module", "renamed", False, False) in found(ours)["permission_ask"]
