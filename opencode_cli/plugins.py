@@ -150,6 +150,8 @@ class Plugins(HookCalls):
         gives it, for a reload that enables it again (:meth:`follow`)."""
         self.revision = 0
         """Counts the changes :meth:`follow` made to which plugins are disabled."""
+        self._known: tuple[tuple[int, int, int], dict[str, list[str]]] | None = None
+        """The remembered tools file as last read: its stamp and its content (:meth:`_remembered`)."""
         for entry in builtin:
             self.load(entry, kind="builtin")
         for name, plugin in extra:
@@ -438,15 +440,22 @@ class Plugins(HookCalls):
         return f"Plugins that failed to load (one may provide it): {listed}"
 
     def _remembered(self) -> dict[str, list[str]]:
+        """The remembered tool ids by plugin (a copy the caller may change). The file is read again only
+        when its stamp (inode, size, modification time) moved: each plugin's source asks at every build."""
         import json
 
         if self._cache_dir is None:
             return {}
+        path = self._cache_dir / TOOLS_CACHE
         try:
-            data = json.loads((self._cache_dir / TOOLS_CACHE).read_text(encoding="utf-8"))
+            status = os.stat(path)
+            stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+            if self._known is None or self._known[0] != stamp:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self._known = (stamp, data if isinstance(data, dict) else {})
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        return dict(self._known[1])
 
     def record_for(self, plugin_name: str) -> PluginRecord | None:
         """The record of a registered plugin."""
@@ -475,22 +484,31 @@ class _Manager(pluggy.PluginManager):
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
         """Pluggy's answer, or ``None`` at once for an attribute that plainly is no hook implementation."""
-        if _plainly_no_hook(plugin, name):
+        if _plainly_no_hook(plugin, name, self.project_name + "_impl"):
             return None
         return super().parse_hookimpl_opts(plugin, name)
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> pluggy.HookspecOpts | None:
+        """Pluggy's answer, or ``None`` at once for an attribute that plainly is no hook specification."""
+        if _plainly_no_hook(module_or_class, name, self.project_name + "_spec"):
+            return None
+        return super().parse_hookspec_opts(module_or_class, name)
 
 
 _ABSENT = object()
 _OBJECT_ATTRIBUTES = frozenset(vars(object))
 
 
-def _plainly_no_hook(plugin: object, name: str) -> bool:
-    """Whether ``plugin``'s attribute ``name`` cannot be a hook implementation, decided without running
-    any of its code: a module's attribute that is a class or is not callable (its imported names,
-    ``__name__``, ``__spec__``…), or an instance's attribute that only ``object`` itself defines
-    (``__init__``, ``__eq__``…: no function a marker could be set on)."""
+def _plainly_no_hook(plugin: object, name: str, marker: str) -> bool:
+    """Whether ``plugin``'s attribute ``name`` cannot be a hook implementation (or, with the ``_spec``
+    marker, a hook specification), decided without running any of its code: a module's attribute that is
+    a class or is not callable (its imported names, ``__name__``, ``__spec__``…), or is a plain function
+    without the ``marker`` attribute ``@hookimpl`` (``@hookspec``) sets; or an instance's attribute that
+    only ``object`` itself defines (``__init__``, ``__eq__``…: no function a marker could be set on)."""
     if type(plugin) is types.ModuleType:
         value = plugin.__dict__.get(name, _ABSENT)
+        if type(value) is types.FunctionType:
+            return getattr(value, marker, None) is None
         return (
             value is not _ABSENT
             and not isinstance(value, (staticmethod, classmethod))

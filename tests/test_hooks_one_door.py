@@ -219,6 +219,7 @@ def _module_plugin() -> Any:
 
     module.tool_execute_before = tool_execute_before  # type: ignore[attr-defined]
     module.permission_ask = renamed  # type: ignore[attr-defined]
+    module.a_helper = _module_plugin  # type: ignore[attr-defined]
     module.a_class = _ClassPlugin  # type: ignore[attr-defined]
     module.a_partial = functools.partial(print)  # type: ignore[attr-defined]
     module.a_string = "text"  # type: ignore[attr-defined]
@@ -251,4 +252,13 @@ def test_the_managers_find_the_hooks_pluggy_finds() -> None:
         }
 
     assert found(ours) == found(theirs)
+
+    def specified(manager: pluggy.PluginManager) -> dict[str, object]:
+        return {
+            hook: getattr(getattr(manager.hook, hook).spec, "opts", None)
+            for hook in sorted(vars(manager.hook))
+        }
+
+    assert specified(ours) == specified(theirs)
+    assert specified(ours)["tool_execute"] is not None
     assert ("module", "renamed", False, False) in found(ours)["permission_ask"]
