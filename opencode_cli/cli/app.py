@@ -95,10 +95,14 @@ def app_for(args: list[str]) -> typer.Typer:
     """The application to run for the command line ``args``: when they name a group, the root command with
     that group alone, and when they also name one of its commands, with that command alone (Typer turns
     every function of the application it runs into a command at each start, a few milliseconds a dozen);
-    the whole application otherwise (``--help``, ``run``, completion, a command no group has). The root
-    command's own options (``-p no:NAME``) may come first."""
+    the root command's help (``--help``, ``-h``, or nothing) with each group an empty shell of itself (the
+    listing shows a group's name and help, never its commands); the whole application otherwise (``run``,
+    ``--version``, completion, a command no group has). The root command's own options (``-p no:NAME``) may
+    come first."""
     args = _after_root_options(args)
-    group = GROUPS.get(args[0]) if args else None
+    if not args or args[0] in ROOT_HELP:
+        return _with_group_shells()
+    group = GROUPS.get(args[0])
     if group is None:
         return app
     if len(args) > 1:
@@ -107,6 +111,28 @@ def app_for(args: list[str]) -> typer.Typer:
     single.callback()(_root)
     single.add_typer(group, name=args[0])
     return single
+
+
+#: The root command's help options (its ``help_option_names``).
+ROOT_HELP = ("-h", "--help")
+
+
+def _with_group_shells() -> typer.Typer:
+    """The whole application with each group emptied of its commands and subgroups: what its own help
+    lists is the same (each group's name and help), and Typer does not build the commands it would not
+    show."""
+    import copy
+
+    shells = []
+    for info in app.registered_groups:
+        shell = copy.copy(info)
+        shell.typer_instance = copy.copy(info.typer_instance)
+        shell.typer_instance.registered_commands = []
+        shell.typer_instance.registered_groups = []
+        shells.append(shell)
+    narrowed = copy.copy(app)
+    narrowed.registered_groups = shells
+    return narrowed
 
 
 def _with_only(group: typer.Typer, name: str) -> typer.Typer:
