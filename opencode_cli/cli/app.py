@@ -126,9 +126,11 @@ def _with_group_shells() -> typer.Typer:
     shells = []
     for info in app.registered_groups:
         shell = copy.copy(info)
-        shell.typer_instance = copy.copy(info.typer_instance)
-        shell.typer_instance.registered_commands = []
-        shell.typer_instance.registered_groups = []
+        if info.typer_instance is not None:
+            emptied = copy.copy(info.typer_instance)
+            emptied.registered_commands = []
+            emptied.registered_groups = []
+            shell.typer_instance = emptied
         shells.append(shell)
     narrowed = copy.copy(app)
     narrowed.registered_groups = shells
