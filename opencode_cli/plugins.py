@@ -539,7 +539,8 @@ class _Alone(dict[str, pluggy.PluginManager]):
         if plugin is None:
             raise KeyError(name)
         alone = _Manager(hookspecs.PROJECT_NAME)
-        hooks = [caller.name for caller in self._manager.get_hookcallers(plugin) or []]
+        callers = self._manager.get_hookcallers(plugin) or []
+        hooks = [caller.name for caller in callers if caller.spec is not None]  # not an optionalhook's
         if hooks:  # its own hooks' specs only: parsing them all costs
             alone.add_hookspecs(_specs(self._manager, hooks))
         with warnings.catch_warnings():  # said once already, when it was registered in the project's manager

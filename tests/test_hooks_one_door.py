@@ -262,3 +262,29 @@ def test_the_managers_find_the_hooks_pluggy_finds() -> None:
     assert specified(ours) == specified(theirs)
     assert specified(ours)["tool_execute"] is not None
     assert ("module", "renamed", False, False) in found(ours)["permission_ask"]
+
+
+class _OptionalHookPlugin:
+    """A plugin with an ``optionalhook`` implementation of a hook nobody specified, and a real hook."""
+
+    def __init__(self) -> None:
+        self.called = 0
+
+    @hookimpl(optionalhook=True)
+    def no_such_hook(self) -> None:
+        """Not a hook of opencode-tools: pluggy lets an optional one be."""
+
+    @hookimpl
+    def tool_execute_before(self) -> None:
+        """A hook."""
+        self.called += 1
+
+
+def test_a_plugin_with_an_unspecified_optional_hook_is_called_alone() -> None:
+    plugin = _OptionalHookPlugin()
+    plugins = Plugins(builtin=(), extra=[("optional", plugin)], autoload=False)
+
+    assert plugins.record_for("optional") is not None
+    arguments = {"tool": "read", "session_id": "s", "call_id": "c", "args": {}}
+    assert plugins.call_each("tool_execute_before", **arguments) == []
+    assert plugin.called == 1
