@@ -503,26 +503,42 @@ def _plainly_no_hook(plugin: object, name: str, marker: str) -> bool:
     """Whether ``plugin``'s attribute ``name`` cannot be a hook implementation (or, with the ``_spec``
     marker, a hook specification), decided without running any of its code: a module's attribute that is
     a class or is not callable (its imported names, ``__name__``, ``__spec__``…), or is a plain function
-    without the ``marker`` attribute ``@hookimpl`` (``@hookspec``) sets; or an instance's attribute that
-    only ``object`` itself defines (``__init__``, ``__eq__``…: no function a marker could be set on)."""
+    without the ``marker`` attribute ``@hookimpl`` (``@hookspec``) sets; an instance's own attribute that
+    is a class or is not callable; or an instance's attribute its classes hold as a string, ``None`` or a
+    ``__dict__``/``__weakref__`` descriptor (``__module__``, ``__doc__``…), or that only ``object`` itself
+    defines (``__init__``, ``__eq__``…: no function a marker could be set on). A class is pluggy's alone to
+    judge."""
     if type(plugin) is types.ModuleType:
         value = plugin.__dict__.get(name, _ABSENT)
         if type(value) is types.FunctionType:
             return getattr(value, marker, None) is None
-        return (
-            value is not _ABSENT
-            and not isinstance(value, (staticmethod, classmethod))
-            and (isinstance(value, type) or not callable(value))
-        )
-    if name not in _OBJECT_ATTRIBUTES or isinstance(plugin, type):
+        return _plainly_not_callable(value)
+    if isinstance(plugin, type):
         return False
+    held = next((vars(klass)[name] for klass in type(plugin).__mro__ if name in vars(klass)), _ABSENT)
     try:
         own = object.__getattribute__(plugin, "__dict__")
     except AttributeError:
         own = {}
-    if not isinstance(own, dict) or name in own:
+    if not isinstance(own, dict):
         return False
-    return not any(name in vars(klass) for klass in type(plugin).__mro__ if klass is not object)
+    if name in own:
+        return held is _ABSENT and _plainly_not_callable(own[name])
+    if name in _OBJECT_ATTRIBUTES and not any(
+        name in vars(klass) for klass in type(plugin).__mro__ if klass is not object
+    ):
+        return True
+    return held is None or isinstance(held, (str, types.GetSetDescriptorType))
+
+
+def _plainly_not_callable(value: object) -> bool:
+    """Whether ``value`` (found, not :data:`_ABSENT`) is a class or is not callable at all, and is no
+    ``staticmethod``/``classmethod`` wrapper (those pluggy unwraps)."""
+    return (
+        value is not _ABSENT
+        and not isinstance(value, (staticmethod, classmethod))
+        and (isinstance(value, type) or not callable(value))
+    )
 
 
 class _Alone(dict[str, pluggy.PluginManager]):

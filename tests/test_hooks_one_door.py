@@ -189,6 +189,29 @@ class _SlotPlugin:
         return "slot-plugin"
 
 
+class _InstancePlugin:
+    """An instance plugin with attributes of its own (a value, a function, a class), a property and a
+    class attribute, beside a hook."""
+
+    label = "instance"
+    nothing = None
+
+    def __init__(self) -> None:
+        self.value = 3
+        self.kind = _ClassPlugin
+        self.helper = _module_plugin
+        self.marked = hookimpl(lambda: None)
+
+    @property
+    def computed(self) -> int:
+        """A property: never evaluated while looking for hooks."""
+        raise AssertionError("evaluated")
+
+    @hookimpl
+    def permission_ask(self) -> None:
+        """A hook."""
+
+
 class _ClassPlugin:
     """A plugin registered as the class itself, with static and class methods."""
 
@@ -234,7 +257,12 @@ def test_the_managers_find_the_hooks_pluggy_finds() -> None:
     from opencode_cli.builtin import PLUGINS
 
     candidates = [(entry.name, entry.load()) for entry in PLUGINS]
-    candidates += [("slots", _SlotPlugin()), ("class", _ClassPlugin), ("module", _module_plugin())]
+    candidates += [
+        ("slots", _SlotPlugin()),
+        ("class", _ClassPlugin),
+        ("module", _module_plugin()),
+        ("instance", _InstancePlugin()),
+    ]
     ours = Plugins(builtin=(), autoload=False).manager
     theirs = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     theirs.add_hookspecs(hookspecs)
