@@ -182,31 +182,40 @@ def _disabled_plugins(no: list[str], names: list[str]) -> dict[str, str]:
     return disabled
 
 
+#: The root command's options, named once (Typer evaluates each parameter's annotation at every start,
+#: twice; a name costs a fraction of an ``Annotated[…]`` written in the signature, which is compiled each
+#: time: the root's options are part of every command).
+VersionOption = Annotated[
+    bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+]
+NoPluginOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-p",
+        metavar="no:NAME",
+        help="Disable the plugin NAME, built-in or installed, for this command (repeatable).",
+    ),
+]
+DisablePluginOption = Annotated[
+    list[str] | None,
+    typer.Option("--disable-plugin", metavar="NAME", help="The same as -p no:NAME (repeatable)."),
+]
+TrustOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust",
+        help="Trust the project for this command: its tool files, MCP servers, providers and rules take "
+        "effect (as OPENCODE_TRUST=1; for CI and containers you control).",
+    ),
+]
+
+
 @app.callback()
 def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-    no_plugin: Annotated[
-        list[str] | None,
-        typer.Option(
-            "-p",
-            metavar="no:NAME",
-            help="Disable the plugin NAME, built-in or installed, for this command (repeatable).",
-        ),
-    ] = None,
-    disable_plugin: Annotated[
-        list[str] | None,
-        typer.Option("--disable-plugin", metavar="NAME", help="The same as -p no:NAME (repeatable)."),
-    ] = None,
-    trust: Annotated[
-        bool,
-        typer.Option(
-            "--trust",
-            help="Trust the project for this command: its tool files, MCP servers, providers and rules take "
-            "effect (as OPENCODE_TRUST=1; for CI and containers you control).",
-        ),
-    ] = False,
+    version: VersionOption = False,
+    no_plugin: NoPluginOption = None,
+    disable_plugin: DisablePluginOption = None,
+    trust: TrustOption = False,
 ) -> None:
     """The tool layer of the OpenCode coding agent."""
     from . import common
