@@ -342,13 +342,43 @@ def run_prompt(
     )
 
 
+#: The tools commands' own parameters, named once as the root's are (see :data:`VersionOption`): ``tools
+#: list``, ``run``, ``inspect``, ``call`` and ``schema`` are the commands a start-up is measured on.
+ToolIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")]
+AllOption = Annotated[bool, typer.Option("--all", help="Also show gated and hidden tools, with the reason.")]
+ToolArgsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[ARGS]...",
+        help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or JSON.",
+    ),
+]
+FullOption = Annotated[bool, typer.Option("--full", help="Print the full output, not the truncated view.")]
+AnswerOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--answer",
+        metavar="TEXT",
+        help="Answer the next question the tool asks (question, plan_exit): a choice's number or label, "
+        "or your own words; commas separate several choices (repeatable, in order).",
+    ),
+]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", "-f", help="openai, anthropic or gemini (default: the model's provider)."),
+]
+CallArgument = Annotated[
+    str | None,
+    typer.Argument(help="A tool call as a model emits it (JSON); default: read --file or stdin."),
+]
+CallFileOption = Annotated[Path | None, typer.Option("--file", help="Read the call(s) from this file.")]
+
+
 @tools_app.command("list")
 def tools_list(
     model: ModelOption = None,
     agent: AgentOption = None,
-    all_: Annotated[
-        bool, typer.Option("--all", help="Also show gated and hidden tools, with the reason.")
-    ] = False,
+    all_: AllOption = False,
     json_: JsonOption = False,
 ) -> None:
     """List the tools a model would be offered, in order."""
@@ -359,7 +389,7 @@ def tools_list(
 
 @tools_app.command("inspect")
 def tools_inspect(
-    tool_id: Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")],
+    tool_id: ToolIdArgument,
     model: ModelOption = None,
     agent: AgentOption = None,
     json_: JsonOption = False,
@@ -373,33 +403,17 @@ def tools_inspect(
 
 @tools_app.command("run")
 def tools_run(
-    tool_id: Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")],
-    args: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="[ARGS]...",
-            help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or JSON.",
-        ),
-    ] = None,
+    tool_id: ToolIdArgument,
+    args: ToolArgsArgument = None,
     json_: JsonOption = False,
     session: SessionOption = None,
     agent: AgentOption = None,
-    full: Annotated[
-        bool, typer.Option("--full", help="Print the full output, not the truncated view.")
-    ] = False,
+    full: FullOption = False,
     yes: YesOption = False,
     allow: AllowOption = None,
     deny: DenyOption = None,
     sandbox: SandboxOption = None,
-    answer: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--answer",
-            metavar="TEXT",
-            help="Answer the next question the tool asks (question, plan_exit): a choice's number or label, "
-            "or your own words; commas separate several choices (repeatable, in order).",
-        ),
-    ] = None,
+    answer: AnswerOption = None,
 ) -> None:
     """Run a tool as a model would call it and print what the model would get."""
     from .tools_cmd import run_tool
@@ -422,10 +436,7 @@ def tools_run(
 def tools_schema(
     model: ModelOption = None,
     agent: AgentOption = None,
-    format: Annotated[
-        str | None,
-        typer.Option("--format", "-f", help="openai, anthropic or gemini (default: the model's provider)."),
-    ] = None,
+    format: FormatOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Print the exact `tools` payload a request to MODEL carries, in that provider's wire shape."""
@@ -436,11 +447,8 @@ def tools_schema(
 
 @tools_app.command("call")
 def tools_call(
-    call: Annotated[
-        str | None,
-        typer.Argument(help="A tool call as a model emits it (JSON); default: read --file or stdin."),
-    ] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Read the call(s) from this file.")] = None,
+    call: CallArgument = None,
+    file: CallFileOption = None,
     model: ModelOption = None,
     agent: AgentOption = None,
     profile: ProfileOption = None,
