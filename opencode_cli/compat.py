@@ -24,7 +24,7 @@ from . import __version__
 DISTRIBUTION = "opencode-tools"
 
 #: A requirement line that may name opencode-tools (any spelling PEP 503 normalises to it), before parsing.
-_OURS = re.compile(r"\s*opencode[-_.]+tools(?![A-Za-z0-9])", re.IGNORECASE)
+_OURS = r"\s*opencode[-_.]+tools(?![A-Za-z0-9])"
 
 
 def requirement(requires: Iterable[str] | None) -> str | None:
@@ -34,7 +34,7 @@ def requirement(requires: Iterable[str] | None) -> str | None:
     pip would have refused it."""
     specifiers = []
     for line in requires or ():
-        if not _OURS.match(line):
+        if not re.match(_OURS, line, re.IGNORECASE):  # compiled on first use: re keeps it
             continue
         from packaging.requirements import InvalidRequirement, Requirement
 

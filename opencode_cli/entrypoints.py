@@ -66,33 +66,46 @@ def _path_key(path: Sequence[str]) -> list[tuple[str, int]]:
     return key
 
 
-def _scan(group: str, path: Sequence[str] | None) -> list[EntryPoint]:
+#: The groups one scan of the installed distributions answers together: a cache miss on one of them (an
+#: install, another ``sys.path``) writes the cache of each, so that every distribution's metadata is read
+#: once, not once per group (``opencode``'s plugins, then llm's for its bridge).
+SCANNED_TOGETHER = ("opencode", "llm")
+
+
+def _scan(groups: Sequence[str], path: Sequence[str] | None) -> dict[str, list[EntryPoint]]:
+    """The entry points of each of ``groups``, from one pass over the installed distributions."""
     from importlib.metadata import distributions, entry_points
 
+    wanted: dict[str, list[Any]] = {group: [] for group in groups}
     if path is None:
-        entries = list(entry_points(group=group))
+        every = entry_points()  # as entry_points(group=...) selects from: the first distribution of a name
+        for group in groups:
+            wanted[group] = list(every.select(group=group))
     else:  # as entry_points() does: the first distribution of a name on the path wins
         seen: set[str] = set()
-        entries = []
         for dist in distributions(path=list(path)):
             name = (dist.metadata["Name"] or "").lower().replace("-", "_")
             if name not in seen:
                 seen.add(name)
-                entries.extend(entry for entry in dist.entry_points if entry.group == group)
+                for entry in dist.entry_points:
+                    if entry.group in wanted:
+                        wanted[entry.group].append(entry)
     from .compat import requirement
 
-    found = []
-    for entry in entries:
-        owner = entry.dist
-        found.append(
-            EntryPoint(
-                entry.name,
-                entry.value,
-                owner.metadata["Name"] if owner is not None else None,
-                owner.version if owner is not None else None,
-                requirement(owner.requires) if owner is not None else None,
+    found: dict[str, list[EntryPoint]] = {}
+    for group, entries in wanted.items():
+        found[group] = []
+        for entry in entries:
+            owner = entry.dist
+            found[group].append(
+                EntryPoint(
+                    entry.name,
+                    entry.value,
+                    owner.metadata["Name"] if owner is not None else None,
+                    owner.version if owner is not None else None,
+                    requirement(owner.requires) if owner is not None else None,
+                )
             )
-        )
     return found
 
 
@@ -102,25 +115,33 @@ def discover(group: str, cache_dir: Path | None, path: Sequence[str] | None = No
     ``path``: the directories to search (see :func:`search_path`); ``None`` searches ``sys.path``.
     """
     if cache_dir is None:
-        return _scan(group, path)
+        return _scan((group,), path)[group]
     import zlib
 
     searched = sys.path if path is None else list(path)
-    key = {"version": CACHE_VERSION, "python": sys.executable, "group": group, "path": _path_key(searched)}
+    stamps = _path_key(searched)
     environment = zlib.crc32(json.dumps([sys.executable, searched]).encode("utf-8", "surrogatepass"))
-    cache = cache_dir / f"entry-points-{group}-{environment:08x}.json"
+
+    def key_and_file(name: str) -> tuple[dict[str, Any], Path]:
+        key = {"version": CACHE_VERSION, "python": sys.executable, "group": name, "path": stamps}
+        return key, cache_dir / f"entry-points-{name}-{environment:08x}.json"
+
+    key, cache = key_and_file(group)
     try:
         stored = json.loads(cache.read_text(encoding="utf-8"))
         if stored.get("key") == json.loads(json.dumps(key)):
             return [EntryPoint(**item) for item in stored["entry_points"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass
-    found = _scan(group, path)
+    together = (group, *(name for name in SCANNED_TOGETHER if name != group))
+    scanned = _scan(together, path)
     from .nofollow import replace
 
-    try:
-        payload = {"key": key, "entry_points": [e._asdict() for e in found]}
-        replace(cache, json.dumps(payload).encode("utf-8"))
-    except OSError:
-        pass
-    return found
+    for name, found in scanned.items():
+        key, cache = key_and_file(name)
+        try:
+            payload = {"key": key, "entry_points": [e._asdict() for e in found]}
+            replace(cache, json.dumps(payload).encode("utf-8"))
+        except OSError:
+            pass
+    return scanned[group]

@@ -128,7 +128,7 @@ class Plugins(HookCalls):
         loop: Callable[[], asyncio.AbstractEventLoop] | None = None,
         search_path: Sequence[str] | None = None,
     ) -> None:
-        self.manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.manager: pluggy.PluginManager = _Manager(hookspecs.PROJECT_NAME)
         self.manager.add_hookspecs(hookspecs)
         self.records: list[PluginRecord] = []
         self._by_plugin: dict[str, PluginRecord] = {}
@@ -141,14 +141,17 @@ class Plugins(HookCalls):
         self._search_path = search_path
         self._loop = loop or no_loop
         self._async_hooks: set[str] = set()
-        self._alone: dict[str, pluggy.PluginManager] = {}
+        self._alone: dict[str, pluggy.PluginManager] = _Alone(self.manager)
         """Per plugin, a pluggy manager holding that plugin alone: its hooks are called through it when a
-        hook is called plugin by plugin (pluggy's own call path, its wrappers included)."""
+        hook is called plugin by plugin (pluggy's own call path, its wrappers included). Each is made the
+        first time it is asked for: registering a plugin twice at every start costs."""
         self._resting: dict[str, tuple[object | None, EntryPoint | None]] = {}
         """The plugins disabled now, by name: the object (once registered) or the entry point that
         gives it, for a reload that enables it again (:meth:`follow`)."""
         self.revision = 0
         """Counts the changes :meth:`follow` made to which plugins are disabled."""
+        self._known: tuple[tuple[int, int, int], dict[str, list[str]]] | None = None
+        """The remembered tools file as last read: its stamp and its content (:meth:`_remembered`)."""
         for entry in builtin:
             self.load(entry, kind="builtin")
         for name, plugin in extra:
@@ -202,13 +205,7 @@ class Plugins(HookCalls):
                 record.fail(describe_exception(error))
             self.warn(f"plugin {name} failed to load: {record.error}")
             return record
-        alone = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-        if record.hooks:  # its own hooks' specs only: parsing them all costs
-            alone.add_hookspecs(_specs(self.manager, record.hooks))
-        with warnings.catch_warnings():  # said once already, above
-            warnings.simplefilter("ignore")
-            alone.register(plugin, name=name)
-        self._alone[name] = alone
+        self._alone.pop(name, None)  # made when first needed (most plugins' hooks are never called alone)
         self._by_plugin[name] = record
         return record
 
@@ -454,15 +451,22 @@ class Plugins(HookCalls):
         return f"Plugins that failed to load (one may provide it): {listed}"
 
     def _remembered(self) -> dict[str, list[str]]:
+        """The remembered tool ids by plugin (a copy the caller may change). The file is read again only
+        when its stamp (inode, size, modification time) moved: each plugin's source asks at every build."""
         import json
 
         if self._cache_dir is None:
             return {}
+        path = self._cache_dir / TOOLS_CACHE
         try:
-            data = json.loads((self._cache_dir / TOOLS_CACHE).read_text(encoding="utf-8"))
+            status = os.stat(path)
+            stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+            if self._known is None or self._known[0] != stamp:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self._known = (stamp, data if isinstance(data, dict) else {})
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        return dict(self._known[1])
 
     def record_for(self, plugin_name: str) -> PluginRecord | None:
         """The record of a registered plugin."""
@@ -481,6 +485,95 @@ def _write_json(path: Path, value: Any) -> None:
 
     with contextlib.suppress(OSError):
         replace(path, json.dumps(value).encode("utf-8"))
+
+
+class _Manager(pluggy.PluginManager):
+    """Pluggy's manager, which finds a plugin's hook implementations as pluggy does, faster: an attribute
+    that plainly is no hook implementation in any pluggy version (:func:`_plainly_no_hook`) is skipped
+    without pluggy's static lookup (``inspect.getattr_static``, the most of what registering a plugin
+    costs). Every other attribute is pluggy's to judge."""
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+        """Pluggy's answer, or ``None`` at once for an attribute that plainly is no hook implementation."""
+        if _plainly_no_hook(plugin, name, self.project_name + "_impl"):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str) -> pluggy.HookspecOpts | None:
+        """Pluggy's answer, or ``None`` at once for an attribute that plainly is no hook specification."""
+        if _plainly_no_hook(module_or_class, name, self.project_name + "_spec"):
+            return None
+        return super().parse_hookspec_opts(module_or_class, name)
+
+
+_ABSENT = object()
+_OBJECT_ATTRIBUTES = frozenset(vars(object))
+
+
+def _plainly_no_hook(plugin: object, name: str, marker: str) -> bool:
+    """Whether ``plugin``'s attribute ``name`` cannot be a hook implementation (or, with the ``_spec``
+    marker, a hook specification), decided without running any of its code: a module's attribute that is
+    a class or is not callable (its imported names, ``__name__``, ``__spec__``…), or is a plain function
+    without the ``marker`` attribute ``@hookimpl`` (``@hookspec``) sets; an instance's own attribute that
+    is a class or is not callable; or an instance's attribute its classes hold as a string, ``None`` or a
+    ``__dict__``/``__weakref__`` descriptor (``__module__``, ``__doc__``…), or that only ``object`` itself
+    defines (``__init__``, ``__eq__``…: no function a marker could be set on). A class is pluggy's alone to
+    judge."""
+    if type(plugin) is types.ModuleType:
+        value = plugin.__dict__.get(name, _ABSENT)
+        if type(value) is types.FunctionType:
+            return getattr(value, marker, None) is None
+        return _plainly_not_callable(value)
+    if isinstance(plugin, type):
+        return False
+    held = next((vars(klass)[name] for klass in type(plugin).__mro__ if name in vars(klass)), _ABSENT)
+    try:
+        own = object.__getattribute__(plugin, "__dict__")
+    except AttributeError:
+        own = {}
+    if not isinstance(own, dict):
+        return False
+    if name in own:
+        return held is _ABSENT and _plainly_not_callable(own[name])
+    if name in _OBJECT_ATTRIBUTES and not any(
+        name in vars(klass) for klass in type(plugin).__mro__ if klass is not object
+    ):
+        return True
+    return held is None or isinstance(held, (str, types.GetSetDescriptorType))
+
+
+def _plainly_not_callable(value: object) -> bool:
+    """Whether ``value`` (found, not :data:`_ABSENT`) is a class or is not callable at all, and is no
+    ``staticmethod``/``classmethod`` wrapper (those pluggy unwraps)."""
+    return (
+        value is not _ABSENT
+        and not isinstance(value, (staticmethod, classmethod))
+        and (isinstance(value, type) or not callable(value))
+    )
+
+
+class _Alone(dict[str, pluggy.PluginManager]):
+    """Per plugin name, a pluggy manager holding that plugin alone, made from the project's manager the
+    first time the name is looked up (a name not registered there raises :class:`KeyError`, as a plain
+    dict would). Two threads looking one up at once may both make one; the first stored is kept."""
+
+    def __init__(self, manager: pluggy.PluginManager) -> None:
+        super().__init__()
+        self._manager = manager
+
+    def __missing__(self, name: str) -> pluggy.PluginManager:
+        plugin = self._manager.get_plugin(name)
+        if plugin is None:
+            raise KeyError(name)
+        alone = _Manager(hookspecs.PROJECT_NAME)
+        callers = self._manager.get_hookcallers(plugin) or []
+        hooks = [caller.name for caller in callers if caller.spec is not None]  # not an optionalhook's
+        if hooks:  # its own hooks' specs only: parsing them all costs
+            alone.add_hookspecs(_specs(self._manager, hooks))
+        with warnings.catch_warnings():  # said once already, when it was registered in the project's manager
+            warnings.simplefilter("ignore")
+            alone.register(plugin, name=name)
+        return self.setdefault(name, alone)
 
 
 def _specs(manager: pluggy.PluginManager, names: Iterable[str]) -> types.ModuleType:

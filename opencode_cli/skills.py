@@ -32,9 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .frontmatter import FrontMatterError as FrontMatterError
-from .frontmatter import kind_of, parse_yaml, split_front_matter
-
 SKILL_FILE = "SKILL.md"
 BUILTIN_LOCATION = "<built-in>"
 
@@ -108,6 +105,8 @@ def load(path: str | Path) -> Skill:
 
 def parse(text: str, location: str) -> Skill:
     """A skill from the text of a ``SKILL.md`` at ``location``."""
+    from .frontmatter import FrontMatterError, kind_of, parse_yaml, split_front_matter  # only with a skill
+
     try:
         front, body, first = split_front_matter(text)
         if front is None:
@@ -143,6 +142,20 @@ def parse(text: str, location: str) -> Skill:
 
 
 # -- discovery ---------------------------------------------------------------------------------------------
+
+
+#: What this module names of :mod:`opencode_cli.frontmatter`, imported when first asked for: a project
+#: without skills never needs the front matter parser.
+_FRONT_MATTER = frozenset({"FrontMatterError", "kind_of", "parse_yaml", "split_front_matter"})
+
+
+def __getattr__(name: str) -> Any:
+    """The front matter parser's names (:data:`_FRONT_MATTER`), from :mod:`opencode_cli.frontmatter`."""
+    if name in _FRONT_MATTER:
+        from . import frontmatter
+
+        return getattr(frontmatter, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

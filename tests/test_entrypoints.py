@@ -149,3 +149,25 @@ def test_plugin_path_keeps_the_first_distribution_of_a_name(tmp_path: Path) -> N
     assert discover("opencode", None, [str(first), str(second)]) == [
         EntryPoint("twin", "json", "opencode-twin", "1.0")
     ]
+
+
+def test_one_scan_answers_the_groups_scanned_together(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import opencode_cli.entrypoints as entrypoints
+
+    info = make_distribution(site, "opencode-six", "six = json")
+    (info / "entry_points.txt").write_text("[opencode]\nsix = json\n\n[llm]\nsix_llm = json\n")
+    scans: list[tuple[str, ...]] = []
+    scan = entrypoints._scan
+
+    def counted(groups: tuple[str, ...], path: object) -> dict[str, list[EntryPoint]]:
+        scans.append(tuple(groups))
+        return scan(groups, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(entrypoints, "_scan", counted)
+    cache = tmp_path / "cache"
+    assert "six" in [e.name for e in discover("opencode", cache)]
+    assert "six_llm" in [e.name for e in discover("llm", cache)]  # from the cache the first scan wrote
+    assert scans == [("opencode", "llm")]
+    assert "six" not in [e.name for e in discover("llm", cache)]

@@ -171,3 +171,148 @@ def test_the_order_is_pluggys_own(make_project) -> None:
     for impl in plugins.manager.hook.tool_execute_before.get_hookimpls():
         assert isinstance(impl, pluggy.HookImpl)
         assert impl.function.__qualname__.endswith("tool_execute_before")  # pluggy's objects untouched
+
+
+class _SlotPlugin:
+    """An instance plugin with a slot, an attribute of its own shadowing ``object``'s, and a hook."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 1
+
+    @hookimpl
+    def tool_execute_before(self) -> None:
+        """A hook."""
+
+    def __repr__(self) -> str:  # overrides object's: pluggy's to judge, not skipped
+        return "slot-plugin"
+
+
+class _InstancePlugin:
+    """An instance plugin with attributes of its own (a value, a function, a class), a property and a
+    class attribute, beside a hook."""
+
+    label = "instance"
+    nothing = None
+
+    def __init__(self) -> None:
+        self.value = 3
+        self.kind = _ClassPlugin
+        self.helper = _module_plugin
+        self.marked = hookimpl(lambda: None)
+
+    @property
+    def computed(self) -> int:
+        """A property: never evaluated while looking for hooks."""
+        raise AssertionError("evaluated")
+
+    @hookimpl
+    def permission_ask(self) -> None:
+        """A hook."""
+
+
+class _ClassPlugin:
+    """A plugin registered as the class itself, with static and class methods."""
+
+    @staticmethod
+    @hookimpl
+    def tool_execute_after() -> None:
+        """A hook."""
+
+    @classmethod
+    @hookimpl(tryfirst=True)
+    def tool_execute_before(cls) -> None:
+        """A hook."""
+
+
+def _module_plugin() -> Any:
+    import functools
+    import types
+
+    module = types.ModuleType("plugin_module")
+
+    @hookimpl(trylast=True)
+    def tool_execute_before() -> None:
+        """A hook."""
+
+    @hookimpl
+    def renamed() -> None:
+        """A hook under another attribute name."""
+
+    module.tool_execute_before = tool_execute_before  # type: ignore[attr-defined]
+    module.permission_ask = renamed  # type: ignore[attr-defined]
+    module.a_helper = _module_plugin  # type: ignore[attr-defined]
+    module.a_class = _ClassPlugin  # type: ignore[attr-defined]
+    module.a_partial = functools.partial(print)  # type: ignore[attr-defined]
+    module.a_string = "text"  # type: ignore[attr-defined]
+    module.a_static = staticmethod(hookimpl(lambda: None))  # type: ignore[attr-defined]
+    module.hookimpl = hookimpl  # type: ignore[attr-defined]
+    return module
+
+
+def test_the_managers_find_the_hooks_pluggy_finds() -> None:
+    # Plugins' manager skips attributes that plainly are no hooks: it finds exactly what pluggy finds
+    from opencode_cli import hookspecs
+    from opencode_cli.builtin import PLUGINS
+
+    candidates = [(entry.name, entry.load()) for entry in PLUGINS]
+    candidates += [
+        ("slots", _SlotPlugin()),
+        ("class", _ClassPlugin),
+        ("module", _module_plugin()),
+        ("instance", _InstancePlugin()),
+    ]
+    ours = Plugins(builtin=(), autoload=False).manager
+    theirs = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    theirs.add_hookspecs(hookspecs)
+    for name, plugin in candidates:
+        ours.register(plugin, name=name)
+        theirs.register(plugin, name=name)
+
+    def found(manager: pluggy.PluginManager) -> dict[str, list[tuple[str, str, bool, bool]]]:
+        return {
+            hook: [
+                (i.plugin_name, i.function.__name__, i.tryfirst, i.trylast)
+                for i in getattr(manager.hook, hook).get_hookimpls()
+            ]
+            for hook in sorted(vars(manager.hook))
+        }
+
+    assert found(ours) == found(theirs)
+
+    def specified(manager: pluggy.PluginManager) -> dict[str, object]:
+        return {
+            hook: getattr(getattr(manager.hook, hook).spec, "opts", None)
+            for hook in sorted(vars(manager.hook))
+        }
+
+    assert specified(ours) == specified(theirs)
+    assert specified(ours)["tool_execute"] is not None
+    assert ("module", "renamed", False, False) in found(ours)["permission_ask"]
+
+
+class _OptionalHookPlugin:
+    """A plugin with an ``optionalhook`` implementation of a hook nobody specified, and a real hook."""
+
+    def __init__(self) -> None:
+        self.called = 0
+
+    @hookimpl(optionalhook=True)
+    def no_such_hook(self) -> None:
+        """Not a hook of opencode-tools: pluggy lets an optional one be."""
+
+    @hookimpl
+    def tool_execute_before(self) -> None:
+        """A hook."""
+        self.called += 1
+
+
+def test_a_plugin_with_an_unspecified_optional_hook_is_called_alone() -> None:
+    plugin = _OptionalHookPlugin()
+    plugins = Plugins(builtin=(), extra=[("optional", plugin)], autoload=False)
+
+    assert plugins.record_for("optional") is not None
+    arguments = {"tool": "read", "session_id": "s", "call_id": "c", "args": {}}
+    assert plugins.call_each("tool_execute_before", **arguments) == []
+    assert plugin.called == 1

@@ -16,7 +16,6 @@ back until the project is trusted).
 
 from __future__ import annotations
 
-import base64
 import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -119,6 +118,8 @@ def json_value(value: Any) -> Any:
 
 def data_attachment(content: bytes, mime: str, filename: str | None = None) -> Attachment:
     """A file handed to the model with a result, as a ``data:`` URL."""
+    import base64  # only when a bridged tool returns a file: listing the bridges' tools needs none
+
     return Attachment(
         mime=mime, url=f"data:{mime};base64,{base64.b64encode(content).decode()}", filename=filename
     )

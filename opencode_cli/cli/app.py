@@ -95,10 +95,14 @@ def app_for(args: list[str]) -> typer.Typer:
     """The application to run for the command line ``args``: when they name a group, the root command with
     that group alone, and when they also name one of its commands, with that command alone (Typer turns
     every function of the application it runs into a command at each start, a few milliseconds a dozen);
-    the whole application otherwise (``--help``, ``run``, completion, a command no group has). The root
-    command's own options (``-p no:NAME``) may come first."""
+    the root command's help (``--help``, ``-h``, or nothing) with each group an empty shell of itself (the
+    listing shows a group's name and help, never its commands); the whole application otherwise (``run``,
+    ``--version``, completion, a command no group has). The root command's own options (``-p no:NAME``) may
+    come first."""
     args = _after_root_options(args)
-    group = GROUPS.get(args[0]) if args else None
+    if not args or args[0] in ROOT_HELP:
+        return _with_group_shells()
+    group = GROUPS.get(args[0])
     if group is None:
         return app
     if len(args) > 1:
@@ -107,6 +111,30 @@ def app_for(args: list[str]) -> typer.Typer:
     single.callback()(_root)
     single.add_typer(group, name=args[0])
     return single
+
+
+#: The root command's help options (its ``help_option_names``).
+ROOT_HELP = ("-h", "--help")
+
+
+def _with_group_shells() -> typer.Typer:
+    """The whole application with each group emptied of its commands and subgroups: what its own help
+    lists is the same (each group's name and help), and Typer does not build the commands it would not
+    show."""
+    import copy
+
+    shells = []
+    for info in app.registered_groups:
+        shell = copy.copy(info)
+        if info.typer_instance is not None:
+            emptied = copy.copy(info.typer_instance)
+            emptied.registered_commands = []
+            emptied.registered_groups = []
+            shell.typer_instance = emptied
+        shells.append(shell)
+    narrowed = copy.copy(app)
+    narrowed.registered_groups = shells
+    return narrowed
 
 
 def _with_only(group: typer.Typer, name: str) -> typer.Typer:
@@ -154,31 +182,40 @@ def _disabled_plugins(no: list[str], names: list[str]) -> dict[str, str]:
     return disabled
 
 
+#: The root command's options, named once (Typer evaluates each parameter's annotation at every start,
+#: twice; a name costs a fraction of an ``Annotated[…]`` written in the signature, which is compiled each
+#: time: the root's options are part of every command).
+VersionOption = Annotated[
+    bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+]
+NoPluginOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-p",
+        metavar="no:NAME",
+        help="Disable the plugin NAME, built-in or installed, for this command (repeatable).",
+    ),
+]
+DisablePluginOption = Annotated[
+    list[str] | None,
+    typer.Option("--disable-plugin", metavar="NAME", help="The same as -p no:NAME (repeatable)."),
+]
+TrustOption = Annotated[
+    bool,
+    typer.Option(
+        "--trust",
+        help="Trust the project for this command: its tool files, MCP servers, providers and rules take "
+        "effect (as OPENCODE_TRUST=1; for CI and containers you control).",
+    ),
+]
+
+
 @app.callback()
 def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-    no_plugin: Annotated[
-        list[str] | None,
-        typer.Option(
-            "-p",
-            metavar="no:NAME",
-            help="Disable the plugin NAME, built-in or installed, for this command (repeatable).",
-        ),
-    ] = None,
-    disable_plugin: Annotated[
-        list[str] | None,
-        typer.Option("--disable-plugin", metavar="NAME", help="The same as -p no:NAME (repeatable)."),
-    ] = None,
-    trust: Annotated[
-        bool,
-        typer.Option(
-            "--trust",
-            help="Trust the project for this command: its tool files, MCP servers, providers and rules take "
-            "effect (as OPENCODE_TRUST=1; for CI and containers you control).",
-        ),
-    ] = False,
+    version: VersionOption = False,
+    no_plugin: NoPluginOption = None,
+    disable_plugin: DisablePluginOption = None,
+    trust: TrustOption = False,
 ) -> None:
     """The tool layer of the OpenCode coding agent."""
     from . import common
@@ -305,13 +342,43 @@ def run_prompt(
     )
 
 
+#: The tools commands' own parameters, named once as the root's are (see :data:`VersionOption`): ``tools
+#: list``, ``run``, ``inspect``, ``call`` and ``schema`` are the commands a start-up is measured on.
+ToolIdArgument = Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")]
+AllOption = Annotated[bool, typer.Option("--all", help="Also show gated and hidden tools, with the reason.")]
+ToolArgsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[ARGS]...",
+        help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or JSON.",
+    ),
+]
+FullOption = Annotated[bool, typer.Option("--full", help="Print the full output, not the truncated view.")]
+AnswerOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--answer",
+        metavar="TEXT",
+        help="Answer the next question the tool asks (question, plan_exit): a choice's number or label, "
+        "or your own words; commas separate several choices (repeatable, in order).",
+    ),
+]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", "-f", help="openai, anthropic or gemini (default: the model's provider)."),
+]
+CallArgument = Annotated[
+    str | None,
+    typer.Argument(help="A tool call as a model emits it (JSON); default: read --file or stdin."),
+]
+CallFileOption = Annotated[Path | None, typer.Option("--file", help="Read the call(s) from this file.")]
+
+
 @tools_app.command("list")
 def tools_list(
     model: ModelOption = None,
     agent: AgentOption = None,
-    all_: Annotated[
-        bool, typer.Option("--all", help="Also show gated and hidden tools, with the reason.")
-    ] = False,
+    all_: AllOption = False,
     json_: JsonOption = False,
 ) -> None:
     """List the tools a model would be offered, in order."""
@@ -322,7 +389,7 @@ def tools_list(
 
 @tools_app.command("inspect")
 def tools_inspect(
-    tool_id: Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")],
+    tool_id: ToolIdArgument,
     model: ModelOption = None,
     agent: AgentOption = None,
     json_: JsonOption = False,
@@ -336,33 +403,17 @@ def tools_inspect(
 
 @tools_app.command("run")
 def tools_run(
-    tool_id: Annotated[str, typer.Argument(metavar="ID", help="The tool id, e.g. read.")],
-    args: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="[ARGS]...",
-            help="key=value (typed by the schema), key:=<json>, key=@file, key:=@file.json, or JSON.",
-        ),
-    ] = None,
+    tool_id: ToolIdArgument,
+    args: ToolArgsArgument = None,
     json_: JsonOption = False,
     session: SessionOption = None,
     agent: AgentOption = None,
-    full: Annotated[
-        bool, typer.Option("--full", help="Print the full output, not the truncated view.")
-    ] = False,
+    full: FullOption = False,
     yes: YesOption = False,
     allow: AllowOption = None,
     deny: DenyOption = None,
     sandbox: SandboxOption = None,
-    answer: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--answer",
-            metavar="TEXT",
-            help="Answer the next question the tool asks (question, plan_exit): a choice's number or label, "
-            "or your own words; commas separate several choices (repeatable, in order).",
-        ),
-    ] = None,
+    answer: AnswerOption = None,
 ) -> None:
     """Run a tool as a model would call it and print what the model would get."""
     from .tools_cmd import run_tool
@@ -385,10 +436,7 @@ def tools_run(
 def tools_schema(
     model: ModelOption = None,
     agent: AgentOption = None,
-    format: Annotated[
-        str | None,
-        typer.Option("--format", "-f", help="openai, anthropic or gemini (default: the model's provider)."),
-    ] = None,
+    format: FormatOption = None,
     profile: ProfileOption = None,
 ) -> None:
     """Print the exact `tools` payload a request to MODEL carries, in that provider's wire shape."""
@@ -399,11 +447,8 @@ def tools_schema(
 
 @tools_app.command("call")
 def tools_call(
-    call: Annotated[
-        str | None,
-        typer.Argument(help="A tool call as a model emits it (JSON); default: read --file or stdin."),
-    ] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Read the call(s) from this file.")] = None,
+    call: CallArgument = None,
+    file: CallFileOption = None,
     model: ModelOption = None,
     agent: AgentOption = None,
     profile: ProfileOption = None,

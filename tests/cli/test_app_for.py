@@ -24,9 +24,37 @@ def test_a_group_alone_says_what_the_whole_application_says(group: str) -> None:
     assert app_for([group]) is not app
 
 
-@pytest.mark.parametrize("args", [[], ["--help"], ["--version"], ["run", "hi"], ["nonsense"]])
+@pytest.mark.parametrize("args", [["--version"], ["run", "hi"], ["nonsense"], ["-p", "no:web", "nonsense"]])
 def test_anything_else_gets_the_whole_application(args: list[str]) -> None:
     assert app_for(args) is app
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--help"],
+        ["-h"],
+        ["-p", "no:web", "--help"],
+        ["--trust", "-h"],
+        ["--help", "tools", "list"],
+        ["--trust"],
+    ],
+)
+def test_the_root_help_says_what_the_whole_application_says(args: list[str]) -> None:
+    # each group is an empty shell of itself there: its name and help are listed, its commands never built
+    narrowed = app_for(args)
+    runner = CliRunner()
+    alone = runner.invoke(narrowed, args, prog_name="opencode")
+    whole = runner.invoke(app, args, prog_name="opencode")
+    assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+    if args != ["--trust"]:  # the root's options and no command: its own "Missing command." error
+        assert "List, inspect and run tools." in whole.output
+    else:
+        assert "Missing command." in whole.output
+    assert [info.name for info in narrowed.registered_groups] == list(GROUPS)
+    assert all(not info.typer_instance.registered_commands for info in narrowed.registered_groups)
+    assert all(group.registered_commands for group in GROUPS.values())  # the application itself untouched
 
 
 def _commands(group: str) -> list[str]:
