@@ -21,6 +21,7 @@ waiting.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -89,10 +90,24 @@ class HookCalls:
         return any(i.wrapper or i.hookwrapper for i in getattr(self.manager.hook, hook_name).get_hookimpls())
 
     def _steps(self, hook_name: str, only: str | None) -> list[tuple[str, Any]]:
-        names = self.order(hook_name)
-        if only is not None:
-            names = [name for name in names if name == only]
-        return [(name, self._caller_for(hook_name, name)) for name in names]
+        """Each plugin implementing ``hook_name`` (``only``: that one) with what calls its implementations
+        alone, in pluggy's order. A plugin with one plain implementation (no wrapper: nearly every plugin)
+        is called as pluggy calls an implementation (:func:`_call_one`); one with more goes through its
+        manager-alone, pluggy's own call path."""
+        hook = getattr(self.manager.hook, hook_name)
+        first = bool(hook.spec is not None and hook.spec.opts.get("firstresult"))
+        by_plugin: dict[str, list[Any]] = {}
+        for impl in reversed(hook.get_hookimpls()):
+            if only is None or impl.plugin_name == only:
+                by_plugin.setdefault(impl.plugin_name, []).append(impl)
+        steps: list[tuple[str, Any]] = []
+        for name, impls in by_plugin.items():
+            [impl, *more] = impls
+            if more or impl.wrapper or impl.hookwrapper:
+                steps.append((name, self._caller_for(hook_name, name)))
+            else:
+                steps.append((name, functools.partial(_call_one, hook_name, impl, first)))
+        return steps
 
     def call(self, hook_name: str, /, **kwargs: Any) -> Any:
         """Call a hook through pluggy from sync code and return pluggy's result; exceptions propagate.
@@ -239,3 +254,20 @@ async def _settle(result: Any) -> Any:
 def no_loop() -> asyncio.AbstractEventLoop:
     """The loop of a manager given none: there is none, and saying so is the error."""
     raise RuntimeError("an async hook was called from sync code, and no loop was given to run it on")
+
+
+def _call_one(hook_name: str, impl: pluggy.HookImpl, first: bool, /, **kwargs: Any) -> Any:
+    """Call one plain implementation (not a wrapper) as pluggy's ``_multicall`` calls each: positional
+    arguments by its ``argnames``, keyword-only ones it declares when given; the result as pluggy gives it
+    for that hook (``firstresult``: the value; otherwise a list, empty for ``None``)."""
+    import pluggy
+
+    try:
+        args = [kwargs[name] for name in impl.argnames]
+    except KeyError as error:
+        raise pluggy.HookCallError(f"hook call must provide argument {error.args[0]!r}") from error
+    extra = {name: kwargs[name] for name in impl.kwargnames if name in kwargs} if impl.kwargnames else {}
+    result = impl.function(*args, **extra)
+    if first:
+        return result
+    return [] if result is None else [result]
