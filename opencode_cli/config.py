@@ -30,13 +30,13 @@ import difflib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import paths
 from .errors import ConfigError
 from .limits import MAX_BYTES, MAX_LINES, TRANSCRIPT_BYTES
+from .record import Record
 
 FILE_NAME = "opencode.toml"
 #: OpenCode's file names, in the order it merges them (the later wins).
@@ -86,15 +86,19 @@ OPENCODE_KEYS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(eq=False)  # compared by identity
-class ConfigSource:
-    """One place configuration came from."""
+class ConfigSource(Record):
+    """One place configuration came from (``inline_format``: the format of an inline source's text,
+    ``OPENCODE_CONFIG_CONTENT`` or ``OPENCODE_PERMISSION``)."""
 
-    label: str
-    path: Path | None
-    data: dict[str, Any]
-    inline_format: str = "toml"
-    """The format of an inline source's text (``OPENCODE_CONFIG_CONTENT``, ``OPENCODE_PERMISSION``)."""
+    __slots__ = ("data", "inline_format", "label", "path")
+
+    def __init__(
+        self, label: str, path: Path | None, data: dict[str, Any], inline_format: str = "toml"
+    ) -> None:
+        self.label = label
+        self.path = path
+        self.data = data
+        self.inline_format = inline_format
 
     @property
     def format(self) -> str:
@@ -106,13 +110,20 @@ class ConfigSource:
         return str(self.path) if self.path is not None else self.label
 
 
-@dataclass(eq=False)  # compared by identity
-class Config:
+class Config(Record):
     """The merged configuration of a project, plus where each part came from."""
 
-    data: dict[str, Any] = field(default_factory=dict)
-    sources: list[ConfigSource] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = ("data", "sources", "warnings")
+
+    def __init__(
+        self,
+        data: dict[str, Any] | None = None,
+        sources: list[ConfigSource] | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.data: dict[str, Any] = {} if data is None else data
+        self.sources: list[ConfigSource] = [] if sources is None else sources
+        self.warnings: list[str] = [] if warnings is None else warnings
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """A value by dotted key (``tool_output.max_lines``), or ``default``."""

@@ -231,12 +231,15 @@ class Request:
         return data
 
 
-@dataclass(eq=False)  # compared by identity
 class AskOutput:
     """The mutable ``output`` of the ``permission_ask`` hook: set ``status`` to ``"allow"`` or ``"deny"``,
-    or leave ``"ask"`` (the user is asked)."""
+    or leave ``"ask"`` (the user is asked). Compared by identity."""
 
-    status: Action = "ask"
+    def __init__(self, status: Action = "ask") -> None:
+        self.status: Action = status
+
+    def __repr__(self) -> str:
+        return f"AskOutput(status={self.status!r})"
 
 
 def _new_request_id() -> str:

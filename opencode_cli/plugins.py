@@ -18,7 +18,6 @@ import traceback
 import types
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +28,7 @@ from .builtin import ESSENTIAL
 from .builtin import PLUGINS as BUILTIN_PLUGINS
 from .hookcalls import HookCalls, no_loop
 from .introspection import source_line
+from .record import Record
 
 if TYPE_CHECKING:
     import asyncio
@@ -48,20 +48,33 @@ IN_CONFIG = f"{DISABLED_KEY} in config"
 Warn = Callable[[str], None]
 
 
-@dataclass(eq=False)  # compared by identity
-class PluginRecord:
-    """What ``opencode plugins list`` shows for one plugin or tool file."""
+class PluginRecord(Record):
+    """What ``opencode plugins list`` shows for one plugin or tool file (``warnings``: problems that do not
+    stop it from loading, a tool with no description, an untyped parameter)."""
 
-    name: str
-    kind: Literal["builtin", "entrypoint", "file", "mcp"]
-    version: str | None = None
-    location: str | None = None
-    hooks: list[str] = field(default_factory=list)
-    tools: list[str] = field(default_factory=list)
-    status: Status = "loaded"
-    error: str | None = None
-    warnings: list[str] = field(default_factory=list)
-    """Problems that do not stop it from loading (a tool with no description, an untyped parameter)."""
+    __slots__ = ("error", "hooks", "kind", "location", "name", "status", "tools", "version", "warnings")
+
+    def __init__(
+        self,
+        name: str,
+        kind: Literal["builtin", "entrypoint", "file", "mcp"],
+        version: str | None = None,
+        location: str | None = None,
+        hooks: list[str] | None = None,
+        tools: list[str] | None = None,
+        status: Status = "loaded",
+        error: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.version = version
+        self.location = location
+        self.hooks: list[str] = [] if hooks is None else hooks
+        self.tools: list[str] = [] if tools is None else tools
+        self.status: Status = status
+        self.error = error
+        self.warnings: list[str] = [] if warnings is None else warnings
 
     def as_dict(self) -> dict[str, Any]:
         """The documented JSON shape of ``opencode plugins list --json``."""

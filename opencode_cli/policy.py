@@ -23,10 +23,10 @@ only when it is not empty, and its description ends with their catalogue.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .permission import disabled, match
+from .record import Record
 from .registry import INVALID
 from .steps import Steps, drive
 
@@ -47,35 +47,63 @@ MCP_RESOURCE_TOOLS = frozenset({"list_mcp_resources", "list_mcp_resource_templat
 CODE_MODE_BUILTINS = ("read", "glob", "grep")
 
 
-@dataclass(frozen=True, eq=False)  # never compared nor hashed: built for each offer
-class Situation:
-    """What the per-tool rules look at."""
+class Situation(Record):
+    """What the per-tool rules look at (built for each offer, never changed).
 
-    model: ModelRef | None
-    flags: Flags
-    mcp_tools: int = 0
-    """How many MCP tools a script may call (code mode offers ``execute`` only when there are some);
-    :func:`offered` counts them."""
-    code_mode_builtins: bool = False
-    """``[experimental] code_mode_builtins``: scripts may call read, glob and grep too."""
-    task_agents: str = ""
-    """The subagents the calling agent may start, appended to ``task``'s description (core §3.6)."""
-    catalogue: Callable[[list[ToolEntry], list[ToolEntry]], str] | None = None
-    """How code mode describes what a script may call (the MCP tools, then the built-ins), handed in
-    by the project from :mod:`opencode_cli.codemode`; ``None``: ``execute`` gets no catalogue."""
+    ``mcp_tools``: how many MCP tools a script may call (code mode offers ``execute`` only when there are
+    some; :func:`offered` counts them). ``code_mode_builtins``: ``[experimental] code_mode_builtins``,
+    scripts may call read, glob and grep too. ``task_agents``: the subagents the calling agent may start,
+    appended to ``task``'s description (core §3.6). ``catalogue``: how code mode describes what a script
+    may call (the MCP tools, then the built-ins), handed in by the project from
+    :mod:`opencode_cli.codemode`; ``None``: ``execute`` gets no catalogue.
+    """
+
+    __slots__ = ("catalogue", "code_mode_builtins", "flags", "mcp_tools", "model", "task_agents")
+
+    def __init__(
+        self,
+        model: ModelRef | None,
+        flags: Flags,
+        mcp_tools: int = 0,
+        code_mode_builtins: bool = False,
+        task_agents: str = "",
+        catalogue: Callable[[list[ToolEntry], list[ToolEntry]], str] | None = None,
+    ) -> None:
+        self.model = model
+        self.flags = flags
+        self.mcp_tools = mcp_tools
+        self.code_mode_builtins = code_mode_builtins
+        self.task_agents = task_agents
+        self.catalogue = catalogue
+
+    def with_mcp_tools(self, count: int) -> Situation:
+        """The same situation with ``count`` MCP tools a script may call."""
+        return Situation(
+            self.model, self.flags, count, self.code_mode_builtins, self.task_agents, self.catalogue
+        )
 
 
-@dataclass(frozen=True, eq=False)  # a row of RULES, compared by identity
-class ToolRule:
-    """A rule of the spec that hides a built-in tool; ``hide`` returns the reason, or ``None``."""
+class ToolRule(Record):
+    """A rule of the spec that hides a built-in tool (a row of :data:`RULES`); ``hide`` returns the reason,
+    or ``None``. ``per_model``: the rule needs a model (without one it does not apply, and ``tools list``
+    says so). ``builtin_only``: the rule is a condition on registering the built-in (core §3.1), not a
+    filter by id."""
 
-    tools: tuple[str, ...]
-    spec: str
-    hide: Callable[[Situation], str | None]
-    per_model: bool = False
-    """The rule needs a model: without one it does not apply (and ``tools list`` says so)."""
-    builtin_only: bool = False
-    """The rule is a condition on registering the built-in (core §3.1), not a filter by id."""
+    __slots__ = ("builtin_only", "hide", "per_model", "spec", "tools")
+
+    def __init__(
+        self,
+        tools: tuple[str, ...],
+        spec: str,
+        hide: Callable[[Situation], str | None],
+        per_model: bool = False,
+        builtin_only: bool = False,
+    ) -> None:
+        self.tools = tools
+        self.spec = spec
+        self.hide = hide
+        self.per_model = per_model
+        self.builtin_only = builtin_only
 
 
 def uses_apply_patch(model_id: str) -> bool:
@@ -250,12 +278,14 @@ def switched_off(tool_id: str, switches: Mapping[str, Any]) -> bool:
     return verdict is False
 
 
-@dataclass(eq=False)  # compared by identity
-class Offer:
+class Offer(Record):
     """The tools offered, in registry order, and the others with the reason."""
 
-    tools: list[ToolDefinition] = field(default_factory=list)
-    hidden: list[Hidden] = field(default_factory=list)
+    __slots__ = ("hidden", "tools")
+
+    def __init__(self, tools: list[ToolDefinition] | None = None, hidden: list[Hidden] | None = None) -> None:
+        self.tools: list[ToolDefinition] = [] if tools is None else tools
+        self.hidden: list[Hidden] = [] if hidden is None else hidden
 
     def ids(self) -> list[str]:
         """The ids offered, in order."""
@@ -312,7 +342,7 @@ def offer_steps(
     scripted: list[ToolEntry] = []
     if situation.flags.experimental_code_mode:
         scripted = code_mode_tools(registry, ruleset, config_switches=config_switches, denied=denied)
-        situation = replace(situation, mcp_tools=len(scripted))
+        situation = situation.with_mcp_tools(len(scripted))
     offer = Offer()
     for entry in list(registry.entries.values()):
         reason = hidden_reason(

@@ -12,12 +12,12 @@ import copy
 import difflib
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .contract import AnyTool, Tool
 from .errors import UnknownToolError
 from .modelref import ModelRef
+from .record import Record
 from .sources import Contribution, Source
 from .steps import Steps, call_each, drive
 from .toolspec import ToolSource
@@ -41,19 +41,28 @@ class RegisterTool(Protocol):
     def __call__(self, tool: AnyTool | Toolbox | type[Toolbox], *, gate: str | None = None) -> None: ...
 
 
-@dataclass(eq=False)  # compared by identity
-class ToolEntry:
-    """A tool in the registry, with where it came from and why it might be hidden."""
+class ToolEntry(Record):
+    """A tool in the registry, with where it came from and why it might be hidden (``source_key``: the
+    key of the registry source that contributed it, ``file:<path>``, ``plugin:<name>``…; ``renamed``: why
+    the id is not the name the tool came with, which ``tools list --all`` shows, if it is not)."""
 
-    tool: AnyTool
-    gate: str | None = None
-    shadowed: list[ToolSource] = field(default_factory=list)
-    source_key: str = ""
-    """The key of the registry source that contributed it (``file:<path>``, ``plugin:<name>``…)."""
-    renamed: str | None = None
-    """Why the id is not the name the tool came with (``tools list --all`` shows it), if it is not."""
-    _built: Tool | None = field(default=None, init=False, repr=False, compare=False)
-    _spec: ToolSpec | None = field(default=None, init=False, repr=False, compare=False)
+    __slots__ = ("_built", "_spec", "gate", "renamed", "shadowed", "source_key", "tool")
+
+    def __init__(
+        self,
+        tool: AnyTool,
+        gate: str | None = None,
+        shadowed: list[ToolSource] | None = None,
+        source_key: str = "",
+        renamed: str | None = None,
+    ) -> None:
+        self.tool = tool
+        self.gate = gate
+        self.shadowed: list[ToolSource] = [] if shadowed is None else shadowed
+        self.source_key = source_key
+        self.renamed = renamed
+        self._built: Tool | None = None
+        self._spec: ToolSpec | None = None
 
     @property
     def id(self) -> str:
@@ -132,12 +141,14 @@ class ToolDefinitionOutput:
         return self._parameters is not None
 
 
-@dataclass(eq=False)  # compared by identity
-class ToolDefinition:
+class ToolDefinition(Record):
     """One tool as a model is shown it: id, description and (lazily) its JSON Schema."""
 
-    entry: ToolEntry
-    output: ToolDefinitionOutput
+    __slots__ = ("entry", "output")
+
+    def __init__(self, entry: ToolEntry, output: ToolDefinitionOutput) -> None:
+        self.entry = entry
+        self.output = output
 
     @property
     def id(self) -> str:
@@ -155,12 +166,14 @@ class ToolDefinition:
         return self.output.parameters
 
 
-@dataclass(eq=False)  # compared by identity
-class Hidden:
+class Hidden(Record):
     """A registered tool a model is not offered, and why."""
 
-    entry: ToolEntry
-    reason: str
+    __slots__ = ("entry", "reason")
+
+    def __init__(self, entry: ToolEntry, reason: str) -> None:
+        self.entry = entry
+        self.reason = reason
 
 
 def _in_order(

@@ -28,24 +28,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .record import Record
 
 SKILL_FILE = "SKILL.md"
 BUILTIN_LOCATION = "<built-in>"
 
 
-@dataclass(frozen=True, eq=False)  # compared by identity
-class Skill:
-    """One skill: its name, description, where its ``SKILL.md`` is, and the instructions in it."""
+class Skill(Record):
+    """One skill: its name, description, where its ``SKILL.md`` is (``location``: its absolute path, or
+    ``<built-in>``), and the instructions in it (``content``: the file without its front matter)."""
 
-    name: str
-    description: str | None
-    location: str
-    """The absolute path of the ``SKILL.md``, or ``<built-in>``."""
-    content: str
-    """The file without its front matter."""
+    __slots__ = ("content", "description", "location", "name")
+
+    def __init__(self, name: str, description: str | None, location: str, content: str) -> None:
+        self.name = name
+        self.description = description
+        self.location = location
+        self.content = content
 
     @property
     def directory(self) -> str | None:
@@ -53,13 +55,15 @@ class Skill:
         return None if self.location == BUILTIN_LOCATION else os.path.dirname(self.location)
 
 
-@dataclass(eq=False)  # compared by identity
-class Skills:
-    """The skills of a project, in load order, with what went wrong while finding them."""
+class Skills(Record):
+    """The skills of a project, in load order, with what went wrong while finding them (``problems``: one
+    line per skipped file or unsupported setting, naming the file and the field)."""
 
-    by_name: dict[str, Skill] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    """One line per skipped file or unsupported setting, naming the file (and the field)."""
+    __slots__ = ("by_name", "problems")
+
+    def __init__(self, by_name: dict[str, Skill] | None = None, problems: list[str] | None = None) -> None:
+        self.by_name: dict[str, Skill] = {} if by_name is None else by_name
+        self.problems: list[str] = [] if problems is None else problems
 
     def get(self, name: str) -> Skill | None:
         """The skill called ``name``."""

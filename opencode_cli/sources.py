@@ -12,12 +12,12 @@ import importlib.machinery
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .contract import AnyTool, LazyTool, Tool
 from .loops import running_loop
+from .record import Record
 from .steps import Steps, call_each, drive, nothing
 from .toolspec import ToolSource
 
@@ -30,18 +30,30 @@ if TYPE_CHECKING:
 SourceKind = Literal["builtin", "plugin", "file", "mcp"]
 
 
-@dataclass
-class Contribution:
-    """What one source gave the registry in one build: its tools (stamped with the source) and gates."""
+class Contribution(Record):
+    """What one source gave the registry in one build: its tools (stamped with the source) and gates.
 
-    source: Source
-    tools: list[tuple[AnyTool, str | None]] = field(default_factory=list)
-    record: PluginRecord | None = None
-    """The record ``opencode plugins list`` shows for the source (a tool file's is made per build)."""
-    kept: list[str] = field(default_factory=list)
-    """Ids kept from the last good build because this build failed (a tool file that stopped importing)."""
-    renamed: dict[str, str] = field(default_factory=dict)
-    """Why an id is not the name its tool came with (an MCP tool id shortened, or given another prefix)."""
+    ``record``: the record ``opencode plugins list`` shows for the source (a tool file's is made per
+    build). ``kept``: ids kept from the last good build because this build failed (a tool file that
+    stopped importing). ``renamed``: why an id is not the name its tool came with (an MCP tool id
+    shortened, or given another prefix).
+    """
+
+    __slots__ = ("kept", "record", "renamed", "source", "tools")
+
+    def __init__(
+        self,
+        source: Source,
+        tools: list[tuple[AnyTool, str | None]] | None = None,
+        record: PluginRecord | None = None,
+        kept: list[str] | None = None,
+        renamed: dict[str, str] | None = None,
+    ) -> None:
+        self.source = source
+        self.tools: list[tuple[AnyTool, str | None]] = [] if tools is None else tools
+        self.record = record
+        self.kept: list[str] = [] if kept is None else kept
+        self.renamed: dict[str, str] = {} if renamed is None else renamed
 
 
 class Source:
