@@ -14,13 +14,13 @@ import os
 import stat
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from . import files
 from .context import ToolContext
 from .errors import ToolError
+from .record import Record
 
 Kind = Literal["file", "directory"]
 
@@ -131,13 +131,15 @@ async def pinned(
         target.close()
 
 
-@dataclass(eq=False)  # compared by identity
-class Opened:
+class Opened(Record):
     """A file or directory held open for a child process (ripgrep) to work on, and where it really is."""
 
-    fd: int
-    location: str
-    is_dir: bool
+    __slots__ = ("fd", "is_dir", "location")
+
+    def __init__(self, fd: int, location: str, is_dir: bool) -> None:
+        self.fd = fd
+        self.location = location
+        self.is_dir = is_dir
 
     @property
     def for_child(self) -> str:
@@ -191,12 +193,14 @@ CONFIG_COVERS = (
 )
 
 
-@dataclass(frozen=True, eq=False)  # compared by identity
-class ConfigPlaces:
+class ConfigPlaces(Record):
     """The real paths of a project's configuration: files, and directories whose whole content counts."""
 
-    files: tuple[str, ...]
-    directories: tuple[str, ...]
+    __slots__ = ("directories", "files")
+
+    def __init__(self, files: tuple[str, ...], directories: tuple[str, ...]) -> None:
+        self.files = files
+        self.directories = directories
 
     def covers(self, location: str) -> bool:
         """Whether the real ``location`` is one of them (or beneath one, not in an exempt folder)."""

@@ -12,12 +12,12 @@ import os
 import stat
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
 from . import nofollow
 from .limits import MAX_BYTES, MAX_LINES
+from .record import Record
 
 RETENTION_SECONDS = 7 * 24 * 3600
 CLEANUP_INTERVAL_SECONDS = 3600
@@ -75,26 +75,30 @@ def ascending_id(prefix: str) -> str:
     return f"{prefix}_{value:012x}{tail}"
 
 
-@dataclass(frozen=True, eq=False)  # compared by identity
-class Truncated:
+class Truncated(Record):
     """What :meth:`Truncator.output` returns."""
 
-    content: str
-    truncated: bool
-    output_path: str | None = None
+    __slots__ = ("content", "output_path", "truncated")
+
+    def __init__(self, content: str, truncated: bool, output_path: str | None = None) -> None:
+        self.content = content
+        self.truncated = truncated
+        self.output_path = output_path
 
 
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-@dataclass(eq=False)  # compared by identity
-class Truncator:
+class Truncator(Record):
     """Applies the limits; one per project (the limits come from ``[tool_output]`` config)."""
 
-    directory: Path
-    max_lines: int = MAX_LINES
-    max_bytes: int = MAX_BYTES
+    __slots__ = ("directory", "max_bytes", "max_lines")
+
+    def __init__(self, directory: Path, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> None:
+        self.directory = directory
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
 
     @property
     def glob(self) -> str:

@@ -8,11 +8,11 @@ so memory does not grow with the file's size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import IO
 
 from ..context import AbortSignal
 from ..errors import AbortedError
+from ..record import Record
 
 MAX_LINE_LENGTH = 2000
 MAX_LINE_SUFFIX = f"... (line truncated to {MAX_LINE_LENGTH} chars)"
@@ -44,17 +44,20 @@ def _clip(text: str) -> str:
     return text  # pragma: no cover - units > MAX_LINE_LENGTH guarantees an early return
 
 
-@dataclass(eq=False)  # compared by identity
-class Window:
-    """What streaming a file produced: the shown lines and how the read ended."""
+class Window(Record):
+    """What streaming a file produced: the shown lines and how the read ended (``count``: the lines seen,
+    the file's total unless ``cut``, the output cap, stopped the read early; ``more``: lines exist after
+    the last one shown)."""
 
-    lines: list[str] = field(default_factory=list)
-    count: int = 0
-    """Lines seen: the file's total unless ``cut`` stopped the read early."""
-    cut: bool = False
-    """The output cap stopped the read."""
-    more: bool = False
-    """Lines exist after the last one shown."""
+    __slots__ = ("count", "cut", "lines", "more")
+
+    def __init__(
+        self, lines: list[str] | None = None, count: int = 0, cut: bool = False, more: bool = False
+    ) -> None:
+        self.lines: list[str] = [] if lines is None else lines
+        self.count = count
+        self.cut = cut
+        self.more = more
 
 
 def stream(
