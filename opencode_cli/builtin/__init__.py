@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..compat import DISTRIBUTION
+from .. import DISTRIBUTION, __version__
 from ..entrypoints import EntryPoint
 from ..toolspec import ToolSource
 
