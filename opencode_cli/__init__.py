@@ -16,6 +16,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+#: The distribution the plugin API comes with (:data:`opencode_cli.compat.DISTRIBUTION`; here so that the
+#: table of built-in plugins names it without importing :mod:`opencode_cli.compat`).
+DISTRIBUTION = "opencode-tools"
 
 _EXPORTS = {
     "tool": "opencode_cli.contract",

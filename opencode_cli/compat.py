@@ -17,11 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from . import __version__
+from . import DISTRIBUTION, __version__
 
-#: The distribution the plugin API comes with (a plugin's requirement names it; the built-in plugins are
-#: its own, and ``opencode plugins list`` shows its version for them).
-DISTRIBUTION = "opencode-tools"
+__all__ = ["DISTRIBUTION", "mismatch", "requirement", "series"]
 
 #: A requirement line that may name opencode-tools (any spelling PEP 503 normalises to it), before parsing.
 _OURS = r"\s*opencode[-_.]+tools(?![A-Za-z0-9])"

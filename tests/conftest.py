@@ -217,7 +217,8 @@ def write_file() -> Callable[[Path, str], Path]:
 
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    """A project directory (a git worktree) and a private home, config and data directory."""
+    """A project directory (a git worktree) and a private home, config and data directory; a ``PYTHONPATH``
+    the tests run with is kept (as :func:`env` keeps it), so that the commands run the code under test."""
     home = tmp_path / "home"
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
@@ -231,5 +232,6 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
         PLUGIN_PATH: "",
         TRUST: "1",
         "PATH": os.environ.get("PATH", ""),
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
     }
     return {"project": str(project), **env}

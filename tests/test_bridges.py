@@ -409,7 +409,7 @@ def register_tools(register):
 def test_the_catalogue_is_made_again_when_a_plugin_changes(tmp_path: Path, monkeypatch: Any) -> None:
     """A plugin of one's own (a module on the path, named by an entry point): catalogued once, read from
     the cache while unchanged, made again when its file changes."""
-    from opencode_cli.bridges import llm_catalog
+    from opencode_cli.builtin import llm as llm_catalog
     from opencode_cli.entrypoints import EntryPoint
 
     module = tmp_path / "llm_catalogued.py"

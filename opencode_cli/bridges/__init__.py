@@ -21,15 +21,15 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..builtin import configured
+from ..builtin import configured, source
 from ..contract import Tool
 from ..errors import ConfigError
 from ..results import Attachment
-from ..toolspec import ToolSource
 
 if TYPE_CHECKING:
     from ..context import ToolContext
     from ..project import Project
+    from ..toolspec import ToolSource
 
 __all__ = [
     "BridgeError",
@@ -57,12 +57,6 @@ def register(register_tool: Callable[[Any], None], made: tuple[Sequence[Any], Se
         register_tool(each)
     if problems:
         raise BridgeError("; ".join(problems))
-
-
-def source(ecosystem: str, origin: str, version: str | None = None) -> ToolSource:
-    """Where a bridged tool comes from: ``ecosystem`` (``llm``, ``langchain``, ``pydantic_ai``) and the
-    package or import path (``origin``) it is taken from."""
-    return ToolSource("bridge", name=ecosystem, version=version, origin=origin)
 
 
 def settings(project: Project | None, table: str) -> Mapping[str, Any]:

@@ -5,8 +5,8 @@ which registers :class:`llm.Tool` values (a function with a name, a description 
 :class:`llm.Toolbox` classes (a class whose methods are tools, made with constructor arguments). Each
 installed plugin is loaded here on a plugin manager of its own (:func:`registered`): llm's model plugins
 and its default ones (``llm_time``, ``llm_version``, which come with llm rather than a plugin) are not
-loaded. What the plugins offer is kept in a catalogue (:mod:`.llm_catalog`), so that listing their tools
-imports neither llm nor them. Then:
+loaded. What the plugins offer is kept in a catalogue (:mod:`opencode_cli.builtin.llm`), so that listing
+their tools imports neither llm nor them. Then:
 
 * each plain tool of an installed plugin is a tool under its llm name;
 * a toolbox is offered once configured in llm's own spelling (what ``llm -T`` takes),
@@ -169,8 +169,8 @@ _REGISTERED: dict[EntryPoint, dict[str, Any]] = {}
 
 
 def survey(entries: Iterable[EntryPoint]) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """What each plugin offers, as the catalogue keeps it (:mod:`.llm_catalog`): its plain tools (name,
-    description, schema) and the class names of its toolboxes; with the problems found."""
+    """What each plugin offers, as the catalogue keeps it (:mod:`opencode_cli.builtin.llm`): its plain tools
+    (name, description, schema) and the class names of its toolboxes; with the problems found."""
     listed: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     for entry in entries:

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..compat import DISTRIBUTION
+from .. import DISTRIBUTION, __version__
 from ..entrypoints import EntryPoint
+from ..toolspec import ToolSource
 
 if TYPE_CHECKING:
     from ..plugins import PluginRecord
@@ -87,6 +87,13 @@ def configured(project: Project, key: str) -> Any:
     from ..building import building
 
     return building(project).config.get(key)
+
+
+def source(ecosystem: str, origin: str, version: str | None = None) -> ToolSource:
+    """Where a bridged tool comes from: ``ecosystem`` (``llm``, ``langchain``, ``pydantic_ai``) and the
+    package or import path (``origin``) it is taken from (here, beside :func:`configured`, so that the
+    ``llm`` plugin lists its catalogued tools without importing :mod:`opencode_cli.bridges`)."""
+    return ToolSource("bridge", name=ecosystem, version=version, origin=origin)
 
 
 def unconfined(records: Iterable[PluginRecord]) -> dict[str, list[str]]:

@@ -2,72 +2,19 @@
 OpenTelemetry is configured (:mod:`opencode_cli.telemetry`).
 
 The plugin object is chosen when a project loads its plugins (:data:`plugin`, the entry point's
-attribute): with OpenTelemetry configured then, :class:`Tracing`; otherwise :class:`Untraced`, which has no
-hooks, so that a call pays nothing for a switch that is off (a library host sets its provider before it
-opens its project). Switch it off with ``-p no:telemetry`` or ``[plugins] disabled = ["telemetry"]``; the
-``opencode run`` spans and ``mcp serve``'s metrics of that project go with it.
+attribute): with OpenTelemetry configured then, :class:`~opencode_cli.telemetry.plugin.Tracing` (imported
+then, with :mod:`opencode_cli.telemetry`); otherwise :class:`Untraced`, which has no hooks, so that a call
+pays nothing for a switch that is off (a library host sets its provider before it opens its project), and a
+start imports no more than :mod:`opencode_cli.telemetry_environment` to decide. Switch it off with ``-p
+no:telemetry`` or ``[plugins] disabled = ["telemetry"]``; the ``opencode run`` spans and ``mcp serve``'s
+metrics of that project go with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..hookspecs import hookimpl
-from ..telemetry import configured, instruments_now, tracing
-
-if TYPE_CHECKING:
-    from ..permission import AskOutput, Request
-    from ..results import ToolResult
-    from ..session import Session
-
-
-class Tracing:
-    """The hooks that trace each call. The whole call is wrapped (``tool_call``), so that a refused
-    doom-loop ask and a ``tool_execute_before`` hook that raised are on its span too;
-    ``tool_execute_before`` (first) and ``tool_execute`` (a wrapper) tell how far the call got, and
-    ``permission_ask`` (last, once the other plugins had their say) adds each ask as an event."""
-
-    @hookimpl(wrapper=True, tryfirst=True)
-    def tool_call(
-        self, tool: str, call_id: str | None, args: dict[str, Any], session: Session
-    ) -> Generator[None, Awaitable[ToolResult], Awaitable[ToolResult]]:
-        """The call's ``execute_tool`` span, from the doom-loop check to the last hook."""
-        running = yield
-        instruments = tracing(session.project.plugins)
-        if instruments is None:  # switched off since (OTEL_SDK_DISABLED, the host's provider gone)
-            return running
-        return instruments.tool_call(tool, call_id, args, session, running)
-
-    @hookimpl(tryfirst=True)
-    def tool_execute_before(self) -> None:
-        """The call got past its doom-loop check: what fails from here on is a ``tool_execute_before``
-        hook."""
-        instruments = instruments_now()
-        if instruments is not None:
-            instruments.stage("before")
-
-    @hookimpl(wrapper=True, tryfirst=True)
-    def tool_execute(self) -> Generator[None, Awaitable[ToolResult], Awaitable[ToolResult]]:
-        """The call got to its tool; once the tool returned, what fails is a ``tool_execute_after`` hook."""
-        running = yield
-        instruments = instruments_now()
-        if instruments is None or not instruments.stage("tool"):
-            return running
-
-        async def executed() -> ToolResult:
-            result = await running
-            instruments.stage("after")
-            return result
-
-        return executed()
-
-    @hookimpl(trylast=True)
-    def permission_ask(self, request: Request, output: AskOutput) -> None:
-        """Each permission ask of a traced call, with what the plugins before this one made of it."""
-        instruments = instruments_now()
-        if instruments is not None:
-            instruments.permission_asked(request.permission, str(output.status))
+from ..telemetry_environment import configured
 
 
 class Untraced:
@@ -78,5 +25,9 @@ class Untraced:
 def __getattr__(name: str) -> Any:
     """:data:`plugin`, chosen each time a project loads it."""
     if name == "plugin":
-        return Tracing() if configured() else Untraced()
+        if not configured():
+            return Untraced()
+        from ..telemetry.plugin import Tracing
+
+        return Tracing()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

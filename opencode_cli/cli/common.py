@@ -149,20 +149,27 @@ def make_project(
     def loud(message: str) -> None:
         err(f"warning: {message}")
 
-    once = None
-    if warn is None and quiet:
-        from .. import paths
-        from .quiet import FILE_NAME, OncePerChange
+    once: Any = None
+    made: list[Any] = []
 
-        warn = once = OncePerChange(paths.data_dir() / FILE_NAME, loud)
+    def warn_once(message: str) -> None:
+        """:class:`.quiet.OncePerChange`, made on the first warning (most commands have none to give)."""
+        nonlocal once
+        if once is None:
+            from .. import paths
+            from .quiet import FILE_NAME, OncePerChange
+
+            once = OncePerChange(paths.data_dir() / FILE_NAME, loud)
+            once.context = lambda: _config_paths(made[0]) if made else ()
+        once(message)
+
     project = Project(
         directory,
-        warn=warn or loud,
+        warn=warn or (warn_once if quiet else loud),
         disabled_plugins=dict(DISABLED_PLUGINS),
         trusted=True if TRUST_PROJECT else None,
     )
-    if once is not None:
-        once.context = lambda: _config_paths(project)
+    made.append(project)
     atexit.register(project.close)
     return project
 

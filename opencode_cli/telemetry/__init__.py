@@ -9,9 +9,12 @@ switches it all off, and so does switching off the ``telemetry`` built-in plugin
 
 This module is the one place that decides, and it imports nothing of OpenTelemetry: without the extra, or
 with it installed and not configured, :func:`tracing` answers ``None`` from the environment and
-``sys.modules`` alone, and every instrumented place goes on as if this package did not exist. When it is
+``sys.modules`` alone, and every instrumented place goes on as if this package did not exist. What the
+environment says is read by :mod:`opencode_cli.telemetry_environment` (outside this package, so that the
+``telemetry`` built-in plugin asks :func:`configured` at every start without importing it). When it is
 configured, :mod:`.instruments` (which imports OpenTelemetry) does the work: the ``execute_tool`` span of
-each call (through the ``telemetry`` plugin's wrapper of the ``tool_call`` hook), ``invoke_agent`` and
+each call (through the hooks of :mod:`.plugin`, the ``telemetry`` plugin's wrapper of the ``tool_call``
+hook), ``invoke_agent`` and
 ``chat`` spans of ``opencode run``, and ``mcp serve``'s metrics. The MCP client and server spans, with the
 trace context carried in ``params._meta`` both ways, are the mcp SDK's own (it traces every request); they
 go to the same providers, which :mod:`.setup` makes from the environment when the host made none.
@@ -23,7 +26,7 @@ import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from .environment import capture_content, from_environment, host_provider
+from ..telemetry_environment import capture_content, configured, from_environment, host_provider
 
 __all__ = ["capture_content", "configured", "instruments_now", "off", "tracing"]
 
@@ -33,11 +36,6 @@ if TYPE_CHECKING:
 
 #: The name of the built-in plugin that switches telemetry for a project.
 PLUGIN = "telemetry"
-
-
-def configured() -> bool:
-    """Whether OpenTelemetry is configured for this process (see the module docstring)."""
-    return host_provider() or from_environment()
 
 
 #: Per project (its plugins): whether its ``telemetry`` plugin is on, and whether the environment

@@ -30,7 +30,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from .. import __version__
 from ..errors import DeniedError, PermissionFailure, message_of
 from ..parts import Outcome
-from .environment import capture_content, host_provider
+from ..telemetry_environment import capture_content, host_provider
 
 if TYPE_CHECKING:
     from ..results import ToolResult

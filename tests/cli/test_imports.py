@@ -140,8 +140,7 @@ def test_installed_llm_plugins_cost_the_llm_import_once(cli_env: dict[str, str])
     seen["OPENCODE_PLUGIN_PATH"] = str(Path(llm.__file__).resolve().parent.parent)
     assert "llm" in modules_after(["tools", "list"], seen)  # the catalogue is made
     modules = modules_after(["tools", "list"], seen)
-    assert "opencode_cli.bridges.llm_catalog" in modules  # the plugins were seen
-    assert [name for name in ECOSYSTEMS if name in modules and not name.startswith("opencode_cli")] == []
+    assert [name for name in ECOSYSTEMS if name in modules] == []  # the catalogue is read: nothing imported
     switched_off = modules_after(["-p", "no:llm", "tools", "list"], seen)
     assert [name for name in ECOSYSTEMS if name in switched_off] == []
 

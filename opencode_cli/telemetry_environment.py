@@ -1,6 +1,8 @@
 """What the environment says of OpenTelemetry: whether it is configured, and whether content is captured.
 
-Nothing of OpenTelemetry is imported here (see :mod:`opencode_cli.telemetry`).
+The decision :mod:`opencode_cli.telemetry` stands on, kept outside that package so that the ``telemetry``
+built-in plugin, which asks :func:`configured` at every start, loads this small module alone while
+OpenTelemetry is not configured. Nothing of OpenTelemetry is imported here.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ CONFIGURING = (
 #: OpenTelemetry GenAI instrumentations read, with any of these values.
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 CAPTURE_VALUES = frozenset({"true", "1", "yes", "on", "span_only", "span_and_event"})
+
+
+def configured() -> bool:
+    """Whether OpenTelemetry is configured for this process (see :mod:`opencode_cli.telemetry`)."""
+    return host_provider() or from_environment()
 
 
 def from_environment() -> bool:
