@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -57,13 +58,20 @@ def test_the_series_a_release_keeps() -> None:
     assert series("1.4.2") == ">=1.4,<2"
 
 
-def test_its_tests_pass_without_installing(run_cli, pytester: pytest.Pytester) -> None:
+def test_its_tests_pass_without_installing(
+    run_cli, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The generated tests, run by pytest with the package on the path (all but the one that checks the
-    installed entry point, which is the slow test's)."""
+    installed entry point, which is the slow test's). In a process of its own: run in this one, pytest
+    would take the modules it imported out of ``sys.modules`` afterwards, and a later import of one of
+    ours would make a second copy of its classes."""
     assert run_cli("plugins", "new", "demo").exit_code == 0
     folder = Path("demo").absolute()  # in the current directory: pytester's
-    pytester.syspathinsert(folder / "src")
-    result = pytester.runpytest(
+    inherited = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([str(folder / "src"), *([inherited] if inherited else [])])
+    )
+    result = pytester.runpytest_subprocess(
         str(folder / "tests"), "-p", "no:cacheprovider", "-p", "no:randomly", "-n", "0", "-k",
         "not installed_under_its_entry_point",
     )  # fmt: skip
