@@ -42,7 +42,6 @@ from .introspection import (
     source_line,
 )
 from .loops import until_aborted
-from .results import ToolResult, as_result, unicode_text
 from .toolspec import UNKNOWN, ToolSource, ToolSpec
 
 __all__ = [
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from .context import ToolContext
+    from .results import ToolResult
 
 
 class _Declared:
@@ -247,6 +247,8 @@ class Tool(_Declared):
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """The wrap: validate, execute (abortable), then truncate unless the tool already did."""
         import asyncio
+
+        from .results import as_result, unicode_text  # the call path's: a listing never loads them
 
         params = self.validate(args)
         ctx.loop = asyncio.get_running_loop()
