@@ -13,7 +13,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ..collate import sort_key
 from ..parts import ToolCall
 from ..permission import Ruleset, disabled, merge
 from ..registry import INVALID
@@ -45,6 +44,8 @@ def repair(
         return bool(offered) and not disabled([INVALID], merge(*rulesets))
 
     def unavailable(tool: str, with_invalid: bool) -> str:
+        from ..collate import sort_key  # OpenCode's order of names: only an unknown tool's error needs it
+
         names = sorted([*offered, *([INVALID] if with_invalid and lists_invalid else [])], key=sort_key)
         listing = f"Available tools: {', '.join(names)}." if names else "No tools are available."
         return f"Model tried to call unavailable tool '{tool}'. {listing}"
