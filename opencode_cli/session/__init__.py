@@ -15,7 +15,6 @@ The glue to the run loop is :meth:`Session.run` (:mod:`opencode_cli.models.loop`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..context import AbortSignal, MetadataSink, ToolContext
@@ -69,7 +68,6 @@ __all__ = [
 DEFAULT_WINDOW = 1000
 
 
-@dataclass(eq=False)  # compared by identity
 class Session:
     """A conversation's worth of tool calls for one agent; use it as a context manager.
 
@@ -79,50 +77,64 @@ class Session:
     the permission prompts it still has open; nothing of it stays subscribed to the project.
     """
 
-    project: Project
-    agent: Agent
-    id: str = field(default_factory=lambda: ascending_id("ses"))
-    rules: Ruleset = field(default_factory=list)
-    prompt: Prompt = refuse_without_terminal
-    on_metadata: MetadataSink | None = None
-    remember: bool = False
-    """Keep this session in the store: its transcript and its "always" approvals (hosts set it for named
-    sessions); a session opened again with the same id resumes them."""
-    model: ModelRef | None = None
-    """The model requests are made for (per-model filter and schema profile)."""
-    profile: str | None = None
-    """Override the provider's schema profile (e.g. ``openai-strict``)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Host values added to every call's ``ctx.extra``, e.g. ``"question"``: the async callable the
-    ``question`` and ``plan_exit`` tools reach the user with (see :mod:`opencode_cli.tools._question`)."""
-    relay: Relay | None = field(default=None, repr=False)
-    """What the host relays of a call of an MCP server's tool to its own client (progress, the result,
-    elicitation: :class:`~opencode_cli.mcp.relay.Relay`); ``opencode mcp serve`` sets it."""
-    parent: Session | None = field(default=None, repr=False)
-    """The session that opened this one with :meth:`child` (a subagent's session), if any."""
-    title: str = ""
-    window: int | None = DEFAULT_WINDOW
-    """How many of the latest messages the transcript holds in memory (older ones stay in the store when
-    the session is remembered); ``None`` holds them all. :meth:`run` sends the held messages as the
-    conversation, so a run longer than the window sends only its latest messages."""
-    own_approvals: bool = False
-    """"always" answers given in this session allow only this session's calls (they join its rules, and
-    the store when remembered) instead of every session of the project (OpenCode's default): for a host
-    whose sessions belong to different people, such as ``opencode mcp serve``'s clients."""
-    lists_invalid: bool = True
-    """Whether the unknown-tool error names ``invalid`` among the available tools (OpenCode's wording:
-    the AI SDK lists every tool of the request). A host that offers tools by their list, where
-    ``invalid`` never appears (``opencode mcp serve``), leaves it out."""
-
-    def __post_init__(self) -> None:
-        self.model = ModelRef.coerce(self.model)
+    def __init__(
+        self,
+        project: Project,
+        agent: Agent,
+        id: str | None = None,
+        rules: Ruleset | None = None,
+        prompt: Prompt = refuse_without_terminal,
+        on_metadata: MetadataSink | None = None,
+        remember: bool = False,
+        model: ModelRef | str | None = None,
+        profile: str | None = None,
+        extra: dict[str, Any] | None = None,
+        relay: Relay | None = None,
+        parent: Session | None = None,
+        title: str = "",
+        window: int | None = DEFAULT_WINDOW,
+        own_approvals: bool = False,
+        lists_invalid: bool = True,
+    ) -> None:
+        self.project = project
+        self.agent = agent
+        self.id: str = id if id is not None else ascending_id("ses")
+        self.rules: Ruleset = [] if rules is None else rules
+        self.prompt = prompt
+        self.on_metadata = on_metadata
+        self.remember = remember
+        """Keep this session (its transcript, its "always" approvals) in the store: hosts set it for
+        named sessions; a session opened again with the same id resumes them."""
+        self.model: ModelRef | None = ModelRef.coerce(model)
+        """The model requests are made for (per-model filter and schema profile)."""
+        self.profile = profile
+        """Override the provider's schema profile (e.g. ``openai-strict``)."""
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        """Host values added to every call's ``ctx.extra`` (``"question"``: how the ``question`` and
+        ``plan_exit`` tools reach the user)."""
+        self.relay = relay
+        """What the host relays of an MCP server's tool call to its client (``opencode mcp serve``'s)."""
+        self.parent = parent
+        """The session that opened this one with :meth:`child` (a subagent's session), if any."""
+        self.title = title
+        self.window = window
+        """How many of the latest messages the transcript holds in memory (older ones stay in the store
+        when the session is remembered); ``None`` holds them all. :meth:`run` sends the held messages as
+        the conversation, so a run longer than the window sends only its latest messages."""
+        self.own_approvals = own_approvals
+        """"always" answers given in this session allow only this session's calls (they join its rules,
+        and the store when remembered) instead of every session of the project (OpenCode's default): for
+        a host whose sessions belong to different people, such as ``opencode mcp serve``'s clients."""
+        self.lists_invalid = lists_invalid
+        """Whether the unknown-tool error names ``invalid`` among the available tools (as OpenCode's AI
+        SDK lists every tool); ``opencode mcp serve``, whose clients never see ``invalid``, leaves it out."""
         if self.profile is not None:
             from ..schema_profiles import check_profile
 
             self.profile = check_profile(self.profile)
         self.closed = False
         self.children: dict[str, Session] = {}
-        """The sessions :meth:`child` opened from this one, by id (``task`` continues them by id)."""
+        """The sessions :meth:`child` opened from this one, by id (``task`` continues them)."""
         self.turns = Turns(self)
         """The transcript and the assistant message calls are recorded in (:mod:`.turns`)."""
         self.turns.record_agent(self.agent.name)  # a kept session opened with another agent: the switch
