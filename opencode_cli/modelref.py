@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
+
+from .record import Value
 
 #: Bare model-id prefixes whose provider is known (``gpt-5`` is taken as ``openai/gpt-5``).
 _PROVIDER_BY_PREFIX = (
@@ -31,12 +32,18 @@ _WELL_KNOWN_IDS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class ModelRef:
-    """A model as ``provider/model``; the provider is guessed for a bare, well-known model id."""
+class ModelRef(Value):
+    """A model as ``provider/model``; the provider is guessed for a bare, well-known model id. A frozen
+    value (:class:`~opencode_cli.record.Value`)."""
+
+    __slots__ = ("id", "provider")
+    _fields = ("provider", "id")
 
     provider: str | None
     id: str
+
+    def __init__(self, provider: str | None, id: str) -> None:
+        self._set(provider, id)
 
     @classmethod
     def parse(cls, text: str) -> ModelRef:

@@ -17,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from .record import Value
 
-class ToolSource:
+
+class ToolSource(Value):
     """Where a tool came from: a built-in, a tool file, an installed plugin, an MCP server, or another
     ecosystem's tools bridged by a built-in plugin (``bridge``: ``name`` is the ecosystem, ``origin`` the
-    package or import path its tools come from). A frozen value, equal to another with the same fields
-    (a plain class with slots, as :class:`ToolSpec` is: every command defines it)."""
+    package or import path its tools come from). A frozen value (:class:`~opencode_cli.record.Value`)."""
 
     __slots__ = ("kind", "name", "origin", "path", "version")
+    _fields = ("kind", "name", "version", "path", "origin")
 
     kind: Literal["builtin", "file", "plugin", "mcp", "bridge"]
     name: str
@@ -40,32 +42,7 @@ class ToolSource:
         path: str | None = None,
         origin: str | None = None,
     ) -> None:
-        for field, value in zip(_SOURCE_FIELDS, (kind, name, version, path, origin), strict=True):
-            object.__setattr__(self, field, value)
-
-    def _values(self) -> tuple[Any, ...]:
-        return (self.kind, self.name, self.version, self.path, self.origin)
-
-    def __eq__(self, other: object) -> bool:
-        return self._values() == other._values() if type(other) is ToolSource else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"a ToolSource is frozen: make another for another {name}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("a ToolSource is frozen")
-
-    def __reduce__(self) -> tuple[type[ToolSource], tuple[Any, ...]]:
-        return ToolSource, self._values()  # copied and pickled through its constructor
-
-    def __repr__(self) -> str:
-        shown = ", ".join(
-            f"{name}={value!r}" for name, value in zip(_SOURCE_FIELDS, self._values(), strict=True)
-        )
-        return f"ToolSource({shown})"
+        self._set(kind, name, version, path, origin)
 
     def describe(self, within: str | None = None) -> str:
         """One short human phrase, e.g. ``built-in``, ``file .opencode/tool/x.py``, ``plugin demo 1.0``,
@@ -86,11 +63,8 @@ class ToolSource:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape; keys that are ``None`` are left out."""
-        return {k: v for k, v in zip(_SOURCE_FIELDS, self._values(), strict=True) if v is not None}
+        return {k: v for k, v in zip(self._fields, self._values(), strict=True) if v is not None}
 
-
-#: The fields of a :class:`ToolSource`, in order (its constructor's, its JSON shape's).
-_SOURCE_FIELDS = ("kind", "name", "version", "path", "origin")
 
 #: The source of a tool nobody stamped (one made in a script and run directly).
 UNKNOWN = ToolSource("plugin", name="unknown")
