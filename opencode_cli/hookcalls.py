@@ -52,9 +52,28 @@ class HookCalls:
 
         def plugin_failed(self, plugin_name: str, hook_name: str, error: BaseException) -> None: ...
 
+    #: How many implementations each hook asked about has, and the manager's ``changes`` they are of
+    #: (every call asks about four hooks: counted once, not four lists copied a call).
+    _counts: dict[str, int] = {}  # noqa: RUF012 - replaced, never changed in place, on the class
+    _counted: object = None
+
+    def _count(self, hook_name: str) -> int:
+        """How many implementations ``hook_name`` has now."""
+        changes = getattr(self.manager, "changes", None)
+        counts = self._counts
+        if changes is None or self._counted != changes:  # a plugin came or went: count again
+            counts = {}
+        count = counts.get(hook_name)
+        if count is None:
+            count = len(getattr(self.manager.hook, hook_name).get_hookimpls())
+            if changes is not None:
+                counts = {**counts, hook_name: count}
+                self._counts, self._counted = counts, changes
+        return count
+
     def has_hook(self, hook_name: str) -> bool:
         """Whether any loaded plugin implements ``hook_name``."""
-        return bool(getattr(self.manager.hook, hook_name).get_hookimpls())
+        return self._count(hook_name) > 0
 
     def implementers(self, hook_name: str) -> list[str]:
         """The names of the plugins implementing ``hook_name``, in registration order."""
@@ -84,7 +103,7 @@ class HookCalls:
     def has_several(self, hook_name: str) -> bool:
         """Whether ``hook_name`` has more than one implementation: a wrapping hook whose only one is the
         built-in innermost (``core``'s ``tool_call``, which does what its caller would) need not be called."""
-        return len(getattr(self.manager.hook, hook_name).get_hookimpls()) > 1
+        return self._count(hook_name) > 1
 
     def _has_wrappers(self, hook_name: str) -> bool:
         return any(i.wrapper or i.hookwrapper for i in getattr(self.manager.hook, hook_name).get_hookimpls())

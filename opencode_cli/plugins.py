@@ -504,7 +504,32 @@ class _Manager(pluggy.PluginManager):
     """Pluggy's manager, which finds a plugin's hook implementations as pluggy does, faster: an attribute
     that plainly is no hook implementation in any pluggy version (:func:`_plainly_no_hook`) is skipped
     without pluggy's static lookup (``inspect.getattr_static``, the most of what registering a plugin
-    costs). Every other attribute is pluggy's to judge."""
+    costs). Every other attribute is pluggy's to judge. ``changes`` counts what could change a hook's
+    implementations (a plugin registered or unregistered, specifications added): what
+    :class:`~opencode_cli.hookcalls.HookCalls` counts them by is made again when it moves."""
+
+    changes = 0
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        """Pluggy's ``register``, counted in :attr:`changes`."""
+        try:
+            return super().register(plugin, name)
+        finally:
+            self.changes += 1
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any | None:
+        """Pluggy's ``unregister``, counted in :attr:`changes`."""
+        try:
+            return super().unregister(plugin, name)
+        finally:
+            self.changes += 1
+
+    def add_hookspecs(self, module_or_class: types.ModuleType | type) -> None:
+        """Pluggy's ``add_hookspecs``, counted in :attr:`changes`."""
+        try:
+            super().add_hookspecs(module_or_class)
+        finally:
+            self.changes += 1
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
         """Pluggy's answer, or ``None`` at once for an attribute that plainly is no hook implementation."""

@@ -74,7 +74,10 @@ class Calls:
         model wrote, when the doom-loop check is to be made once the part is recorded, which may refuse
         the call; ``generation``: the one :meth:`ready` gave, when the caller made the check already)."""
         session = self.session
-        part = ToolCallPart(call_id or ascending_id("call"), tool_id, _plain(args))
+        flat = is_flat_json(args)  # most calls: copied and fingerprinted without a walk or JSON
+        part = ToolCallPart(call_id or ascending_id("call"), tool_id, dict(args) if flat else _plain(args))
+        if requested is not None:  # what the doom-loop check compares: the call as the model sent it
+            part.fingerprint = _fingerprint(requested, args, part.call_id, flat)
         session.transcript.add_part(session.assistant(), part)
         part.running()
         abort = abort or AbortSignal()
@@ -215,7 +218,6 @@ class Calls:
         (:meth:`Turns.recent_parts <opencode_cli.session.turns.Turns.recent_parts>`), so a model repeating
         a call step after step is stopped too."""
         session = self.session
-        mine.fingerprint = _fingerprint(requested, args, mine.call_id)
         window = session.turns.recent_parts(DOOM_LOOP_THRESHOLD)
         if len(window) < DOOM_LOOP_THRESHOLD or not all(
             isinstance(p, ToolCallPart) and p.status != "pending" and p.fingerprint == mine.fingerprint
@@ -247,14 +249,14 @@ def _hook_names(session: Session, tool_id: str, call_id: str | None, args: Any) 
     return {"tool": tool_id, "session_id": session.id, "call_id": call_id, "args": args}
 
 
-def _fingerprint(requested: str, args: Any, call_id: str) -> str:
+def _fingerprint(requested: str, args: Any, call_id: str, flat: bool) -> str:
     """What makes two calls identical: the tool name the model wrote and a digest of the canonical input
     (a digest: a part holds it as long as the part is held; arguments that cannot be serialised are never
     identical to another call's). Fingerprints are compared within one process only (a part never saves
     its own), so the interpreter's hash of the canonical text serves, without loading :mod:`hashlib`.
-    Flat arguments (:func:`~opencode_cli.arguments.is_flat_json`) are hashed as their sorted items with
+    ``flat`` arguments (:func:`~opencode_cli.arguments.is_flat_json`) are hashed as their sorted items with
     each value's type, which tells apart what JSON tells apart (``1``, ``1.0``, ``true``), unserialised."""
-    if is_flat_json(args):
+    if flat:
         items = tuple((key, type(value), value) for key, value in sorted(args.items()))
         return f"{requested}\0{hash(items):x}"
     try:
