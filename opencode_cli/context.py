@@ -98,12 +98,15 @@ class AbortSignal:
         await future
 
 
-@dataclass(eq=False)  # compared by identity
 class ShellEnvOutput:
     """The mutable ``output`` of the ``shell_env`` hook: ``env`` is the environment the process gets
-    (change, add or remove variables in place, or assign a new dict)."""
+    (change, add or remove variables in place, or assign a new dict). Compared by identity."""
 
-    env: dict[str, str]
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def __repr__(self) -> str:
+        return f"ShellEnvOutput(env={self.env!r})"
 
 
 Asker = Callable[[PermissionRequest], Awaitable[None]]

@@ -18,7 +18,6 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from .. import files
 from ..boundary import contains, is_inside_location
 from ..context import ToolContext
 from ..paths import config_dir, home_dir
+from ..record import Value
 
 _TRUTHY = frozenset({"true", "yes", "on", "1", "y"})
 _MAX_TRACKED_MESSAGES = 256
@@ -34,12 +34,17 @@ _claims: OrderedDict[tuple[str, str], set[str]] = OrderedDict()
 _claims_lock = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Instruction:
-    """One instruction file: where it is and what the model is shown."""
+class Instruction(Value):
+    """One instruction file: where it is and what the model is shown (a frozen value)."""
+
+    __slots__ = ("content", "path")
+    _fields = ("path", "content")
 
     path: str
     content: str
+
+    def __init__(self, path: str, content: str) -> None:
+        self._set(path, content)
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:
