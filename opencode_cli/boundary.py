@@ -36,12 +36,25 @@ def real(path: str | Path) -> str:
     return os.path.realpath(os.path.abspath(path))
 
 
+@functools.lru_cache(maxsize=64)
+def _real_root(path: str) -> str:
+    return real(path)
+
+
+def real_root(path: str | Path) -> str:
+    """:func:`real` of a project's directory or worktree, resolved once per process: what a call's target
+    is judged against. A root cannot move under a running project by the model's hand (its parent is
+    outside the project, where no command writes), and each call no longer walks it component by
+    component (a system call each, on the loop)."""
+    return _real_root(str(path))
+
+
 def is_inside(target: str | Path, directory: str | Path, worktree: str | Path | None) -> bool:
     """Whether ``target`` is inside the project rooted at ``directory`` (and its git worktree)."""
     full = real(target)
-    if contains(real(directory), full):
+    if contains(real_root(directory), full):
         return True
-    return worktree is not None and contains(real(worktree), full)
+    return worktree is not None and contains(real_root(worktree), full)
 
 
 def external_pattern(target: str | Path, kind: Kind = "file") -> tuple[str, str]:
@@ -85,9 +98,9 @@ async def assert_external_directory(
 
 def is_inside_location(full: str, directory: str | Path, worktree: str | Path | None) -> bool:
     """:func:`is_inside` for a location that is already real: ``full`` itself is not resolved again."""
-    if contains(real(directory), full):
+    if contains(real_root(directory), full):
         return True
-    return worktree is not None and contains(real(worktree), full)
+    return worktree is not None and contains(real_root(worktree), full)
 
 
 async def assert_external_location(ctx: ToolContext, full: str, *, kind: Kind = "file") -> bool:
