@@ -43,9 +43,10 @@ def _real_root(path: str) -> str:
 
 def real_root(path: str | Path) -> str:
     """:func:`real` of a project's directory or worktree, resolved once per process: what a call's target
-    is judged against. A root cannot move under a running project by the model's hand (its parent is
-    outside the project, where no command writes), and each call no longer walks it component by
-    component (a system call each, on the loop)."""
+    is judged against. The root the project started in stays the one calls are judged against, even if
+    a link is planted on the way to it later (a root resolved again would follow such a link, and what it
+    points to would count as inside); and a call no longer walks it component by component (a system
+    call each, on the loop)."""
     return _real_root(str(path))
 
 
