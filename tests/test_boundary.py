@@ -602,3 +602,24 @@ def test_link_swapped_back_inside_reads_without_a_second_ask(world: World, env: 
     result = read(world, env, str(notes), prompt)
     assert INSIDE in result.output and SECRET not in result.output
     assert len(seen) == 1
+
+
+def test_a_link_planted_where_the_root_was_does_not_widen_it(
+    base: Path, project_root: Path, outside: Path
+) -> None:
+    """The project's root is judged as it was when first resolved: renaming the project and putting a link
+    to another directory at its old path (what an unsandboxed command could do) makes that directory's
+    files outside, not inside."""
+    asks = Asks()
+    project = Project(project_root, env={"HOME": str(base)}, autoload_plugins=False)
+    try:
+        ctx = project.session().context("read", None)
+        ctx.asker = asks
+        assert not asyncio.run(assert_external_directory(ctx, project_root / "src" / "main.py"))
+        project_root.rename(base / "moved")
+        project_root.symlink_to(outside)
+        assert asyncio.run(assert_external_directory(ctx, project_root / "file.txt"))
+        [request] = asks
+        assert request.permission == "external_directory" and request.patterns == [f"{outside}/*"]
+    finally:
+        project.close()
