@@ -125,7 +125,7 @@ class HookCalls:
             if more or impl.wrapper or impl.hookwrapper:
                 steps.append((name, self._caller_for(hook_name, name)))
             else:
-                steps.append((name, functools.partial(_call_one, hook_name, impl, first)))
+                steps.append((name, functools.partial(_call_one, impl, first)))
         return steps
 
     def call(self, hook_name: str, /, **kwargs: Any) -> Any:
@@ -275,15 +275,15 @@ def no_loop() -> asyncio.AbstractEventLoop:
     raise RuntimeError("an async hook was called from sync code, and no loop was given to run it on")
 
 
-def _call_one(hook_name: str, impl: pluggy.HookImpl, first: bool, /, **kwargs: Any) -> Any:
+def _call_one(impl: pluggy.HookImpl, first: bool, /, **kwargs: Any) -> Any:
     """Call one plain implementation (not a wrapper) as pluggy's ``_multicall`` calls each: positional
     arguments by its ``argnames``, keyword-only ones it declares when given; the result as pluggy gives it
     for that hook (``firstresult``: the value; otherwise a list, empty for ``None``)."""
-    import pluggy
-
     try:
         args = [kwargs[name] for name in impl.argnames]
     except KeyError as error:
+        import pluggy
+
         raise pluggy.HookCallError(f"hook call must provide argument {error.args[0]!r}") from error
     extra = {name: kwargs[name] for name in impl.kwargnames if name in kwargs} if impl.kwargnames else {}
     result = impl.function(*args, **extra)
