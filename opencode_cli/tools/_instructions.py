@@ -189,36 +189,54 @@ def _read_text(ctx: ToolContext, path: str) -> str | None:
             return None
 
 
-def resolve(ctx: ToolContext, target: str | Path, env: Mapping[str, str] | None = None) -> list[Instruction]:
-    """Instruction files from ``target``'s directory up to the project directory (excluded), nearest first.
-
-    ``env`` defaults to the context's environment when it carries one, else the process environment.
-    """
+def nearby(ctx: ToolContext, target: str | Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """The instruction files from ``target``'s directory up to the project directory (excluded), nearest
+    first: in each directory the first name of :func:`file_names` that is a file, ``target`` itself left
+    out. Only looked for (a stat per name and directory); nothing is read."""
     if env is None:
         env = ctx.env
     root = os.path.normpath(str(ctx.directory))
     target = os.path.normpath(str(target))
     current = os.path.dirname(target)
     names = file_names(env)
-    skip: set[str] | None = None
-    store = _store_of(ctx)
-    found: list[Instruction] = []
+    found: list[str] = []
     while current != root and contains(root, current):
         candidate = _first_existing(current, names)
         if candidate is not None and candidate != target:
-            if skip is None:
-                skip = system_paths(ctx, env) | previously_loaded(ctx.messages)
-                if store is not None:
-                    skip |= store.instructions_shown(ctx.session_id)
-            if candidate not in skip and _claim(ctx, candidate):
-                content = _read_text(ctx, candidate)
-                shown = content is not None and (
-                    store is None or store.claim_instruction(ctx.session_id, candidate)
-                )
-                if shown:
-                    found.append(Instruction(candidate, f"Instructions from: {candidate}\n{content}"))
+            found.append(candidate)
         parent = os.path.dirname(current)
         if parent == current:
             break
         current = parent
     return found
+
+
+def resolve(
+    ctx: ToolContext,
+    target: str | Path,
+    env: Mapping[str, str] | None = None,
+    found: list[str] | None = None,
+) -> list[Instruction]:
+    """The instruction files near ``target`` (:func:`nearby`, or ``found`` when already looked for) that
+    the model is shown now, nearest first: each read, and claimed for this message (and for a remembered
+    session, in its store), unless it was shown already.
+
+    ``env`` defaults to the context's environment when it carries one, else the process environment.
+    """
+    if env is None:
+        env = ctx.env
+    if found is None:
+        found = nearby(ctx, target, env)
+    if not found:
+        return []
+    store = _store_of(ctx)
+    skip = system_paths(ctx, env) | previously_loaded(ctx.messages)
+    if store is not None:
+        skip |= store.instructions_shown(ctx.session_id)
+    shown: list[Instruction] = []
+    for candidate in found:
+        if candidate not in skip and _claim(ctx, candidate):
+            content = _read_text(ctx, candidate)
+            if content is not None and (store is None or store.claim_instruction(ctx.session_id, candidate)):
+                shown.append(Instruction(candidate, f"Instructions from: {candidate}\n{content}"))
+    return shown

@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import functools
+import io
 import os
 import stat as stat_module
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import boundary, files
 from ..context import AbortSignal, ToolContext
 from ..errors import ToolError
 from ..results import Attachment, ToolResult
+from . import _instructions
 from ._paths import stat_or_none, worktree_relative
 from ._text_window import MAX_BYTES, stream
 
@@ -231,34 +233,26 @@ def _read_file(
     limit: int,
     loaded: list[Any],
     abort: AbortSignal | None,
-    fd: int | None = None,
+    handle: IO[bytes],
 ) -> ToolResult:
-    """Read the file; with ``fd`` (a descriptor open on it, taken over and closed here) from that very
-    file, ``path`` only naming it."""
+    """Read the file from ``handle`` (its bytes from the start; ``path`` only names it)."""
     loaded_paths = [item.path for item in loaded]
-    try:
-        handle = open(path if fd is None else fd, "rb")  # noqa: SIM115 - closed by the with-block below
-    except OSError as error:
-        if fd is not None:
-            os.close(fd)
-        raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
-    with handle:
-        sample = handle.read(SAMPLE_BYTES)
-        mime = _mime(path, sample)
-        if mime in ATTACHABLE:
-            message = "PDF read successfully" if mime == "application/pdf" else "Image read successfully"
-            handle.seek(0)
-            data = base64.b64encode(handle.read()).decode("ascii")
-            return ToolResult(
-                title=title,
-                output=message,
-                metadata={"preview": message, "truncated": False, "loaded": loaded_paths},
-                attachments=[Attachment(mime=mime, url=f"data:{mime};base64,{data}")],
-            )
-        if _is_binary(path, sample):
-            raise ToolError(f"Cannot read binary file: {path}")
+    sample = handle.read(SAMPLE_BYTES)
+    mime = _mime(path, sample)
+    if mime in ATTACHABLE:
+        message = "PDF read successfully" if mime == "application/pdf" else "Image read successfully"
         handle.seek(0)
-        window = stream(handle, offset, limit, abort)
+        data = base64.b64encode(handle.read()).decode("ascii")
+        return ToolResult(
+            title=title,
+            output=message,
+            metadata={"preview": message, "truncated": False, "loaded": loaded_paths},
+            attachments=[Attachment(mime=mime, url=f"data:{mime};base64,{data}")],
+        )
+    if _is_binary(path, sample):
+        raise ToolError(f"Cannot read binary file: {path}")
+    handle.seek(0)
+    window = stream(handle, offset, limit, abort)
 
     total = window.count
     if total < offset and not (total == 0 and offset == 1):
@@ -318,28 +312,25 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
     if not bypass:
         await boundary.assert_external_location(ctx, judged, kind=kind)
     await ctx.ask("read", [title], always=["*"], metadata={})
-    # The asks may have waited for a human: if a symlink on the path was changed meanwhile, the path now
-    # leads somewhere that was not judged, so judge it again.
-    while not bypass and (now := boundary.real(path)) != judged:
-        judged = now
-        info, stat_error = _stat_later(path)
-        is_dir = info is not None and stat_module.S_ISDIR(info.st_mode)
-        await boundary.assert_external_location(ctx, judged, kind="directory" if is_dir else "file")
 
     if stat_error is not None:
         raise stat_error
     if info is None:
         raise ToolError(await asyncio.to_thread(_not_found, path))
 
-    # The path may still change between the judgement and the open (a symlink flipped in between), so
-    # what is read is judged as it was opened: its real location is taken from the descriptor, judged
-    # when it is not the location already judged, and only that descriptor is read from. The blocking
-    # work (open, instruction files, the read) is one hop to a worker thread; a second one only when
-    # the opened location must be judged first.
+    # The path may still change between the judgement and the open (a symlink flipped in between, also
+    # while the asks waited for a human), so what is read is judged as it was opened: its real location
+    # is taken from the descriptor, judged when it is not the location already judged, and only that
+    # descriptor is read from. A small regular file is read here, on the loop (see READ_HERE_BYTES);
+    # any other read's blocking work is one hop to a worker thread, a second one only when the opened
+    # location must be judged first.
     offset = params.offset or 1
     limit = DEFAULT_READ_LIMIT if params.limit is None else params.limit
     expected = None if bypass else judged
-    done = await asyncio.to_thread(_open_and_read, ctx, path, expected, title, offset, limit)
+    if _small(info):
+        done = await _read_small(ctx, path, expected, title, offset, limit)
+    else:
+        done = await asyncio.to_thread(_open_and_read, ctx, path, expected, title, offset, limit)
     if isinstance(done, ToolResult):
         return done
     fd, opened, is_dir = done
@@ -351,6 +342,66 @@ async def execute(params: Any, ctx: ToolContext) -> ToolResult:
         os.close(fd)
         raise
     return await asyncio.to_thread(_read_opened, ctx, path, fd, is_dir, title, offset, limit)
+
+
+#: A regular file of at most this many bytes, no deeper than :data:`READ_HERE_DEPTH` directories below
+#: the project directory, is read on the event loop: a handful of local system calls, over sooner than a
+#: worker thread would wake up. Its open never waits (``O_NONBLOCK``: a FIFO swapped in for it opens at
+#: once and is handed on), no more than this is read (a file that grew meanwhile is handed on), and an
+#: instruction file found near it is read in a worker thread with the rest. Anything else (a larger file,
+#: a directory, a FIFO, a device) is read in a worker thread.
+READ_HERE_BYTES = 64 * 1024
+#: Directories below the project directory, at most, of a file read on the loop: each is looked at for
+#: instruction files (a stat per name), which bounds the walk done there.
+READ_HERE_DEPTH = 16
+
+
+def _small(info: os.stat_result | None) -> bool:
+    """Whether the stat taken before the asks shows a regular file small enough to read on the loop."""
+    return info is not None and stat_module.S_ISREG(info.st_mode) and info.st_size <= READ_HERE_BYTES
+
+
+async def _read_small(
+    ctx: ToolContext, path: str, expected: str | None, title: str, offset: int, limit: int
+) -> ToolResult | tuple[int, str | None, bool]:
+    """:func:`_open_and_read` for a file that was small and regular when looked at: opened, judged and,
+    when it still is one, read on the loop; handed to a worker thread as soon as it proves otherwise."""
+    fd, opened, is_dir = _open(path, os.O_NONBLOCK)
+    if expected is not None and opened != expected:
+        return fd, opened, is_dir
+    try:
+        data = None if _too_deep(ctx, path) else _contents(fd, READ_HERE_BYTES)
+        found = None if data is None else _instructions.nearby(ctx, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    if data is None or found:
+        return await asyncio.to_thread(_read_opened, ctx, path, fd, is_dir, title, offset, limit, found)
+    os.close(fd)
+    return _read_file(path, title, offset, limit, [], ctx.abort, io.BytesIO(data))
+
+
+def _too_deep(ctx: ToolContext, path: str) -> bool:
+    """Whether ``path`` lies more than :data:`READ_HERE_DEPTH` directories below the project directory."""
+    root = os.path.normpath(str(ctx.directory))
+    return path.count(os.sep) - root.count(os.sep) > READ_HERE_DEPTH
+
+
+def _contents(fd: int, most: int) -> bytes | None:
+    """The bytes of the regular file open on ``fd``; ``None`` when it is not one or holds more than
+    ``most`` bytes (the descriptor is then left at the file's start)."""
+    if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while size <= most:
+        chunk = os.read(fd, most + 1 - size)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return None
 
 
 def _open_and_read(
@@ -366,32 +417,43 @@ def _open_and_read(
 
 
 def _read_opened(
-    ctx: ToolContext, path: str, fd: int, is_dir: bool, title: str, offset: int, limit: int
+    ctx: ToolContext,
+    path: str,
+    fd: int,
+    is_dir: bool,
+    title: str,
+    offset: int,
+    limit: int,
+    found: list[str] | None = None,
 ) -> ToolResult:
-    """In a worker thread: read the directory or file open at ``fd`` (closed here, whatever happens)."""
+    """In a worker thread: read the directory or file open at ``fd`` (closed here, whatever happens);
+    ``found``: the instruction files near it, when already looked for."""
     if is_dir:
         try:
             return _read_directory(path, title, offset, limit, fd)
         finally:
             os.close(fd)
     try:
-        from . import _instructions
-
-        loaded = _instructions.resolve(ctx, path)
+        handle = open(fd, "rb")  # noqa: SIM115 - closed by _read_file
     except BaseException:
         os.close(fd)
         raise
-    return _read_file(path, title, offset, limit, loaded, ctx.abort, fd)
+    with handle:
+        loaded = _instructions.resolve(ctx, path, found=found)
+        return _read_file(path, title, offset, limit, loaded, ctx.abort, handle)
 
 
-def _open(path: str) -> tuple[int, str | None, bool]:
-    """Open ``path`` (following its symlinks as they are at this instant) for reading: the descriptor,
-    the opened file's real location (``None`` when it cannot be told) and whether it is a directory."""
+def _open(path: str, flags: int = 0) -> tuple[int, str | None, bool]:
+    """Open ``path`` (following its symlinks as they are at this instant) for reading: the descriptor
+    (blocking, whatever ``flags`` the open took), the opened file's real location (``None`` when it
+    cannot be told) and whether it is a directory."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | flags)
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
     try:
+        if flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)
         is_dir = stat_module.S_ISDIR(os.fstat(fd).st_mode)
         return fd, files.opened_location(fd, path), is_dir
     except BaseException:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import random
 import struct
 import tracemalloc
@@ -1018,25 +1019,74 @@ class _CountingExecutor(ThreadPoolExecutor):
         return super().submit(function, *args, **kwargs)
 
 
-@pytest.mark.parametrize("target", ["notes.txt", "sub"])
-def test_read_does_its_blocking_work_in_one_worker_hop(project: Project, root: Path, target: str) -> None:
-    """A read inside the project (no location to judge again) is one hop to a worker thread: the open,
-    the instruction files and the read together, each hop being a wake-up of a thread and of the loop."""
+#: What each kind of read hands to a worker thread: a small regular file is read on the loop; a directory,
+#: a file too large or too deep to read there, and one with an instruction file near it, in one hop.
+HOPS = {
+    "notes.txt": 0,
+    "sub/a.txt": 0,
+    "sub": 1,
+    "large.txt": 1,
+    "ruled/b.txt": 1,
+    "deep": 1,
+}
+
+
+@pytest.mark.parametrize("target", sorted(HOPS))
+def test_read_does_its_blocking_work_on_the_loop_or_in_one_worker_hop(
+    project: Project, root: Path, target: str
+) -> None:
+    """Each hop being a wake-up of a thread and of the loop, a read does all of its blocking work in at
+    most one: none for a small regular file (a few system calls), one otherwise (the open, the
+    instruction files and the read together)."""
     import asyncio
 
     (root / "notes.txt").write_text("one\ntwo\n")
     (root / "sub").mkdir()
     (root / "sub" / "a.txt").write_text("a\n")
+    (root / "large.txt").write_text("x\n" * (read_module.READ_HERE_BYTES // 2 + 1))
+    (root / "ruled").mkdir()
+    (root / "ruled" / "AGENTS.md").write_text("be brief")
+    (root / "ruled" / "b.txt").write_text("b\n")
+    deep = root.joinpath(*["d"] * (read_module.READ_HERE_DEPTH + 1))
+    deep.mkdir(parents=True)
+    (deep / "c.txt").write_text("c\n")
+    path = deep / "c.txt" if target == "deep" else root / target
     executor = _CountingExecutor()
 
     async def main() -> Any:
         asyncio.get_running_loop().set_default_executor(executor)
         async with project.session("build", prompt=Recorder()) as session:
-            return await session.execute("read", {"filePath": str(root / target)})
+            return await session.execute("read", {"filePath": str(path)})
 
     try:
         result = asyncio.run(main())
     finally:
         executor.shutdown()
-    assert ("one" in result.output) if target == "notes.txt" else ("a.txt" in result.output)
-    assert len(executor.submitted) == 1, executor.submitted
+    shown = {"sub": "a.txt", "large.txt": "1: x", "ruled/b.txt": "be brief", "deep": "1: c"}
+    assert shown.get(target, "1: ") in result.output
+    assert len(executor.submitted) == HOPS[target], executor.submitted
+
+
+def test_a_fifo_where_a_small_file_was_is_read_off_the_loop(project: Project, root: Path) -> None:
+    """A FIFO swapped in for a small file after it was looked at opens at once (the open on the loop
+    never waits for a writer, which here never comes) and is handed to a worker thread: the loop runs on
+    meanwhile, and the call ends as a read of a FIFO ends there."""
+    import asyncio
+
+    fifo = root / "pipe"
+    os.mkfifo(fifo)
+    ticks = 0
+
+    async def main() -> list[Any]:
+        nonlocal ticks
+        async with project.session("build", prompt=Recorder()) as session:
+            ctx = session.context("read", "call-1")
+            reading = asyncio.ensure_future(read_module._read_small(ctx, str(fifo), None, "pipe", 1, 10))
+            while ticks < 5:
+                ticks += 1
+                await asyncio.sleep(0)
+            return await asyncio.gather(reading, return_exceptions=True)
+
+    outcome = asyncio.run(main())
+    assert ticks == 5
+    assert len(outcome) == 1

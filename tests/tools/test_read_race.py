@@ -103,10 +103,10 @@ def flip_at_open(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, Path]]:
     queue: list[tuple[Path, Path]] = []
     original = read_module._open
 
-    def flipping_open(path: str) -> Any:
+    def flipping_open(path: str, flags: int = 0) -> Any:
         while queue:
             point(*queue.pop(0))
-        return original(path)
+        return original(path, flags)
 
     monkeypatch.setattr(read_module, "_open", flipping_open)
     return queue
