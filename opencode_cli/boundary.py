@@ -20,15 +20,10 @@ from typing import Literal
 from . import files
 from .context import ToolContext
 from .errors import ToolError
+from .files import contains
 from .record import Record
 
 Kind = Literal["file", "directory"]
-
-
-def contains(parent: str, child: str) -> bool:
-    """Whether ``child`` is ``parent`` or lies below it (both absolute, already normalised)."""
-    rel = os.path.relpath(child, parent)
-    return rel == "." or not (os.path.isabs(rel) or rel == ".." or rel.startswith(".." + os.sep))
 
 
 def real(path: str | Path) -> str:

@@ -33,6 +33,12 @@ _ERRORS = "surrogateescape"
 # -- reading and writing -----------------------------------------------------------------------------
 
 
+def contains(root: str, path: str) -> bool:
+    """Whether ``path`` is ``root`` or lies beneath it (both absolute and normalised: compared as text,
+    name by name, with no system call)."""
+    return path == root or path.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
 def split_bom(text: str) -> tuple[str, bool]:
     """``(text without a leading BOM, whether it had one)``."""
     return (text[1:], True) if text.startswith(BOM) else (text, False)

@@ -87,12 +87,11 @@ def match(value: str, pattern: str) -> bool:
 
 def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
     """The last rule matching both ``permission`` and ``pattern``; ``ask`` when none does."""
-    found: Rule | None = None
-    for ruleset in rulesets:
-        for rule in ruleset:
+    for ruleset in reversed(rulesets):
+        for rule in reversed(ruleset if isinstance(ruleset, list | tuple) else list(ruleset)):
             if match(permission, rule.permission) and match(pattern, rule.pattern):
-                found = rule
-    return found or Rule(permission, "*", "ask", NO_MATCH)
+                return rule
+    return Rule(permission, "*", "ask", NO_MATCH)
 
 
 def merge(*rulesets: Iterable[Rule]) -> Ruleset:

@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from opencode_cli.boundary import assert_external_directory, contains, external_pattern, is_inside
+from opencode_cli.boundary import assert_external_directory, external_pattern, is_inside
 from opencode_cli.config import find_worktree
 from opencode_cli.context import PermissionRequest
 from opencode_cli.errors import RejectedError, ToolError
+from opencode_cli.files import contains
 from opencode_cli.project import Project
 from opencode_cli.session import Decision
 
@@ -623,3 +626,27 @@ def test_a_link_planted_where_the_root_was_does_not_widen_it(
         assert request.permission == "external_directory" and request.patterns == [f"{outside}/*"]
     finally:
         project.close()
+
+
+_NAMES = st.sampled_from(["a", "b", "ab", "a.b", "..a", "é", " "])
+
+
+@given(st.lists(_NAMES, max_size=4), st.lists(_NAMES, max_size=4))
+def test_contains_is_relpath_s_answer_for_absolute_normalised_paths(
+    parent: list[str], child: list[str]
+) -> None:
+    """``contains`` compares text; for absolute, normalised paths it answers as ``os.path.relpath`` does."""
+    root, path = "/" + "/".join(parent), "/" + "/".join(child)
+    rel = os.path.relpath(path, root)
+    by_relpath = rel == "." or not (rel == ".." or rel.startswith("../"))
+    assert contains(root, path) == by_relpath
+
+
+@given(st.lists(_NAMES, max_size=4), st.lists(_NAMES, max_size=4))
+def test_relative_is_relpath_s_answer(base: list[str], target: list[str]) -> None:
+    """The file tools' ``relative`` (Node's ``path.relative``) takes a short cut below the base: the same
+    answer as ``os.path.relpath``."""
+    from opencode_cli.tools._paths import relative
+
+    root, path = "/" + "/".join(base), "/" + "/".join(target)
+    assert relative(root, path) == ("" if root == path else os.path.relpath(path, root))

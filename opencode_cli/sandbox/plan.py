@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolError
+from ..files import contains
 from . import landlock, private
 from .settings import Settings
 
@@ -204,7 +205,7 @@ def _tool_dirs(search: str, home: str, homes: tuple[tuple[str, str], ...]) -> tu
     shared = {"/", home, *(os.path.join(home, name) for name in SHARED_HOMES)}
 
     def whole(path: str) -> bool:  # may ``path`` be granted as a whole?
-        return path not in shared and not private.contains(path, home)
+        return path not in shared and not contains(path, home)
 
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))]
     todo = [os.path.realpath(entry) for entry in search.split(os.pathsep) if os.path.isabs(entry)]
@@ -217,7 +218,7 @@ def _tool_dirs(search: str, home: str, homes: tuple[tuple[str, str], ...]) -> tu
         found.append(directory)
         found += _beside(directory, home, homes, whole)
         if os.path.basename(directory) not in ("bin", "sbin") or any(
-            private.contains(system, directory) for system in SYSTEM_READ
+            contains(system, directory) for system in SYSTEM_READ
         ):
             continue  # the system's programs link to the system's directories
         for name, link in private.listing(directory):
@@ -234,9 +235,9 @@ def _beside(
 ) -> list[str]:
     """What the programs of ``directory`` load from beside it (see :func:`tool_dirs`)."""
     kind, prefix = os.path.basename(directory), os.path.dirname(directory)
-    if kind not in ("bin", "sbin", "shims") or prefix == "/" or private.contains(prefix, home):
+    if kind not in ("bin", "sbin", "shims") or prefix == "/" or contains(prefix, home):
         return []
-    if any(private.contains(system, prefix) for system in SYSTEM_READ):
+    if any(contains(system, prefix) for system in SYSTEM_READ):
         return []  # read already
     tool = os.path.basename(prefix)
     mine = kind == "shims" or (os.path.dirname(prefix) == home and tool.startswith("."))
@@ -284,7 +285,7 @@ def _config_in(
     write: list[str], directory: Path, worktree: Path | None, env: Mapping[str, str]
 ) -> tuple[list[str], list[str]]:
     """The project's configuration places beneath a writable root: those that exist, those that do not."""
-    from ..boundary import config_places, contains
+    from ..boundary import config_places
 
     places = config_places(directory, worktree, env)
     inside = [p for p in (*places.files, *places.directories) if any(contains(root, p) for root in write)]

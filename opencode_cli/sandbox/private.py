@@ -26,6 +26,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..files import contains
+
 #: Grants, strongest first: everything beneath (``w``), read and execute (``r``), list a directory (``l``).
 KINDS = ("w", "r", "l")
 
@@ -160,11 +162,6 @@ def _walls(
     if spill is not None:
         places[os.path.realpath(spill)] = "w"
     return Walls.of(places)
-
-
-def contains(root: str, path: str) -> bool:
-    """Whether ``path`` is ``root`` or beneath it (both real and absolute)."""
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 #: A kind's strength (``w`` the strongest).

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import files
-from ..boundary import contains, is_inside_location
+from ..boundary import is_inside_location
 from ..context import ToolContext
+from ..files import contains
 from ..paths import config_dir, home_dir
 from ..record import Value
 

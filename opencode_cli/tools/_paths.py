@@ -8,6 +8,7 @@ import os
 
 from ..context import ToolContext
 from ..errors import ToolError
+from ..files import contains
 
 
 def relative(base: str, target: str) -> str:
@@ -16,6 +17,8 @@ def relative(base: str, target: str) -> str:
     base, target = os.path.normpath(base), os.path.normpath(target)
     if base == target:
         return ""
+    if os.path.isabs(base) and contains(base, target):  # below it: the rest of the path, as it is
+        return target[len(base.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
     return os.path.relpath(target, base).replace(os.sep, "/")
 
 

@@ -19,6 +19,7 @@ from _harness import Harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from opencode_cli.files import contains
 from opencode_cli.sandbox import landlock, plan, private
 from opencode_cli.sandbox.settings import Settings
 
@@ -263,7 +264,7 @@ def test_no_grant_reaches_into_a_wall_and_nothing_else_is_lost(
         built = dict(private.around([(root, kind)], walled))
 
         def expected(path: str) -> str | None:  # the grant, lowered by the innermost wall holding path
-            holding = [place for place in places if private.contains(place, path)]
+            holding = [place for place in places if contains(place, path)]
             if not holding:
                 return kind
             allowed = places[max(holding, key=len)]
@@ -274,7 +275,7 @@ def test_no_grant_reaches_into_a_wall_and_nothing_else_is_lost(
             )
 
         def granted(path: str) -> str | None:  # what the rules give path, as Landlock adds them up
-            found = [built[place] for place in built if private.contains(place, path) and built[place] != "l"]
+            found = [built[place] for place in built if contains(place, path) and built[place] != "l"]
             return min(found, key=private.KINDS.index) if found else None
 
         for current, dirs, files in os.walk(root):

@@ -8,6 +8,7 @@ calls run at once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import warnings
@@ -62,10 +63,14 @@ class Call:
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[tuple[float | None, float | None, str | None] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[float | None, float | None, str | None] | None] | None = None
+        """Progress to send (made with the first report)."""
         self._pump: asyncio.Task[None] | None = None
         self._shown = ""
-        self._asks: asyncio.Queue[Ask] = asyncio.Queue()
+        self._asks: collections.deque[Ask] = collections.deque()
+        """Asks made and not yet put to the client (newest revision)."""
+        self._waiter: asyncio.Future[None] | None = None
+        """Set when an ask is made, or the call ends (:meth:`next_turn` waits on it)."""
         self._sent: float = 0
 
     # -- asking the person behind the client -----------------------------------------------------------
@@ -83,9 +88,7 @@ class Call:
         the ask (:meth:`next_ask` gives it to the host) and the answer comes with the client's next call;
         on the others it is an ``elicitation/create`` request within the call's request."""
         if self.rounds:
-            answer: asyncio.Future[Any] = self._loop.create_future()
-            self._asks.put_nowait(Ask(message, requested_schema, answer))
-            return await answer
+            return await self._ask(Ask(message, requested_schema, self._loop.create_future()))
         return await self.outbound.elicit_form(message, requested_schema, related_request_id=self.request_id)
 
     def can_open_urls(self) -> bool:
@@ -99,16 +102,35 @@ class Call:
         """Send the person behind the client to ``url`` (URL-mode elicitation): the SDK's ``ElicitResult``,
         or ``None`` when it was not answered; asked as :meth:`elicit` asks a form."""
         if self.rounds:
-            answer: asyncio.Future[Any] = self._loop.create_future()
-            self._asks.put_nowait(Ask(message, {}, answer, url=url, elicitation_id=elicitation_id))
-            return await answer
+            answer = self._loop.create_future()
+            return await self._ask(Ask(message, {}, answer, url=url, elicitation_id=elicitation_id))
         return await self.outbound.elicit_url(
             message, url, elicitation_id, related_request_id=self.request_id
         )
 
-    def next_ask(self) -> asyncio.Future[Ask]:
-        """The call's next ask (newest revision), once the tool makes one."""
-        return asyncio.ensure_future(self._asks.get())
+    async def _ask(self, ask: Ask) -> Any:
+        """Hand ``ask`` to the request waiting in :meth:`next_turn`; its answer, once the client's next
+        ``tools/call`` brings it."""
+        self._asks.append(ask)
+        self._wake()
+        return await ask.answer
+
+    def _wake(self, *_: Any) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def next_turn(self, running: asyncio.Future[Any]) -> Ask | None:
+        """Wait until the call's task ``running`` ends (``None``) or, on the newest revision, the tool
+        makes an ask (that ask). Nothing is made to wait but one future."""
+        if not running.done() and not self._asks:
+            self._waiter = self._loop.create_future()
+            running.add_done_callback(self._wake)
+            try:
+                await self._waiter
+            finally:
+                running.remove_done_callback(self._wake)
+                self._waiter = None
+        return None if running.done() or not self._asks else self._asks.popleft()
 
     # -- log messages -------------------------------------------------------------------------------------
 
@@ -150,12 +172,13 @@ class Call:
                 self._loop.call_soon_threadsafe(self._put, report)
 
     def _put(self, report: tuple[float | None, float | None, str | None]) -> None:
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+            self._pump = asyncio.ensure_future(self._send(self._queue))
         self._queue.put_nowait(report)
-        if self._pump is None:
-            self._pump = asyncio.ensure_future(self._send())
 
-    async def _send(self) -> None:
-        while (report := await self._queue.get()) is not None:
+    async def _send(self, queue: asyncio.Queue[tuple[float | None, float | None, str | None] | None]) -> None:
+        while (report := await queue.get()) is not None:
             value, total, message = report
             self._sent = self._sent + 1 if value is None else value
             with contextlib.suppress(Exception):  # a client gone away: the call still ends normally
@@ -163,7 +186,7 @@ class Call:
 
     async def finish(self) -> None:
         """Send the progress still queued (before the result, so the client sees it in order)."""
-        if self._pump is None:
+        if self._pump is None or self._queue is None:
             return
         self._queue.put_nowait(None)
         with contextlib.suppress(Exception):

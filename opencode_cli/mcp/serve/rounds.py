@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ ASK_KEY = "ask"
 INPUT_REQUIRED_VERSION = "2026-07-28"
 
 
+@functools.lru_cache(maxsize=16)
 def asks_in_rounds(protocol_version: str | None) -> bool:
     """Whether a client of ``protocol_version`` is asked through input-required results (the newest
     revision, 2026-07-28, sends no request to a client in the middle of a call)."""
@@ -64,25 +66,18 @@ class Rounds:
         :data:`CANCEL_BOUND` seconds)."""
         import anyio
 
-        asked = call.next_ask() if call.rounds else None
-        waited: set[asyncio.Future[Any]] = {running} if asked is None else {running, asked}
         try:
-            await asyncio.wait(waited, return_when="FIRST_COMPLETED")
+            ask = await call.next_turn(running)
         except asyncio.CancelledError:
-            if asked is not None:
-                asked.cancel()
             call.abort.abort("cancelled")
             with anyio.CancelScope(shield=True), contextlib.suppress(BaseException):
                 await asyncio.wait({running}, timeout=CANCEL_BOUND)
             if not running.done():
                 running.cancel()
             raise
-        if running.done():
-            if asked is not None:
-                asked.cancel()
+        if ask is None:
             return running.result()
-        assert asked is not None
-        return self._suspend(call, running, asked.result())
+        return self._suspend(call, running, ask)
 
     def _suspend(
         self, call: Call, running: asyncio.Future[types.CallToolResult], ask: Ask
