@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _serve import run, stdio_session, text_of
+from _serve import HttpServer, run, stdio_session, text_of
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -99,3 +99,63 @@ def test_tools_results_and_progress_pass_through_unchanged(project: Path, env: d
     assert not slow.is_error and text_of(slow) == "done after 4 steps"  # 6 s in all, 4 s timeout
     assert progress == [(step, 4, f"step {step} of 4") for step in range(1, 5)]
     assert silent.is_error and "did not answer tools/call within 4 s" in text_of(silent)
+
+
+def test_a_declared_header_is_checked_against_the_argument(project: Path, env: dict[str, str]) -> None:
+    """A configured server's tool that declares an argument as an ``Mcp-Param-*`` header keeps the
+    declaration when served onwards, and the newest revision's check holds it to the argument: a client
+    whose header agrees is answered, one whose header says otherwise is refused (``HEADER_MISMATCH``).
+    The server's own tools declare no header, and a stray one changes nothing."""
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import HEADER_MISMATCH
+
+    async def elsewhere(request: httpx.Request) -> None:
+        request.headers["Mcp-Param-Region"] = "us"
+
+    async def session_with(http: httpx.AsyncClient) -> Any:
+        async with (
+            streamable_http_client(server.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.discover()
+            tools = await _listed(session, "faithful_routed")
+            schema = tools["faithful_routed"].input_schema
+            agreed = await session.call_tool("faithful_routed", {"region": "eu"})
+            with pytest.raises(MCPError) as refused:
+                await session.call_tool("faithful_routed", {"region": "eu"}, meta={"lie": True})
+            return schema, agreed, refused.value
+
+    async def honest_and_lying() -> tuple[Any, Any, Any, Any]:
+        lying = False
+
+        async def maybe_lie(request: httpx.Request) -> None:
+            if lying and b"faithful_routed" in request.content:
+                await elsewhere(request)
+
+        async def mark(request: httpx.Request) -> None:
+            nonlocal lying
+            lying = b'"lie"' in request.content
+
+        async with httpx.AsyncClient(event_hooks={"request": [mark, maybe_lie]}) as http:
+            schema, agreed, refused = await session_with(http)
+        async with (
+            httpx.AsyncClient(event_hooks={"request": [elsewhere]}) as http,
+            streamable_http_client(server.url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.discover()
+            own = await session.call_tool("read", {"filePath": "notes.txt"})
+        return schema, agreed, refused, own
+
+    (project / "notes.txt").write_text("a note\n")
+    server = HttpServer(project, env)
+    try:
+        schema, agreed, refused, own = run(honest_and_lying(), 120)
+    finally:
+        server.stop()
+    assert schema["properties"]["region"]["x-mcp-header"] == "Region"
+    assert text_of(agreed) == "routed to eu" and not agreed.is_error
+    assert refused.error.code == HEADER_MISMATCH
+    assert "1: a note" in text_of(own) and not own.is_error

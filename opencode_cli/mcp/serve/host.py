@@ -52,6 +52,10 @@ INSTRUCTIONS = (
 )
 
 
+#: The input schema the SDK's ``Mcp-Param-*`` check is given for a tool whose schema declares no header.
+NO_HEADERS: dict[str, Any] = {}
+
+
 @dataclass
 class ServeOptions:
     """What ``opencode mcp serve`` was asked for."""
@@ -177,14 +181,21 @@ class ServeHost:
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """A tool's listed input schema, for the SDK's check of a newest-revision call's ``Mcp-Param-*``
         headers (without it the SDK runs ``tools/list`` before every such call): the schema the server's
-        own project offers (``None``: a tool not offered there, whose headers go unchecked)."""
+        own project offers (``None``: a tool not offered there, whose headers go unchecked). A schema
+        that declares no header (no ``x-mcp-header``, as ours never do) is given as an empty one, which
+        declares none either: the SDK has nothing to walk on each call."""
         with self.project.generations.hold() as generation:
             known = self._schemas
             if known is None or known[0] is not generation:
+                from mcp.shared.inbound import x_mcp_header_map
+
                 if self._reference is None:
                     self._reference = self.clients.new_session("input schemas", False)
                 self._follow_agent(self._reference)
-                schemas = {wire.name: wire.parameters for wire in self._reference.resolve()}
+                schemas = {
+                    wire.name: wire.parameters if x_mcp_header_map(wire.parameters) else NO_HEADERS
+                    for wire in self._reference.resolve()
+                }
                 known = self._schemas = (generation, schemas)
         return known[1].get(name)
 

@@ -1,9 +1,11 @@
 """An MCP server (the SDK's ``MCPServer``) whose tools use what ``mcp serve`` must pass on unchanged: an
-output schema with structured content, a title and annotations, each kind of content item, and progress
-reported for longer than the request timeout configured for it."""
+output schema with structured content, a title and annotations, each kind of content item, progress
+reported for longer than the request timeout configured for it, and an argument declared as an
+``Mcp-Param-*`` header (``x-mcp-header``)."""
 
 import asyncio
 import base64
+from typing import Annotated
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import (
@@ -17,7 +19,7 @@ from mcp.types import (
     TextResourceContents,
     ToolAnnotations,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 mcp = MCPServer("faithful", log_level="WARNING")
 
@@ -78,6 +80,12 @@ async def silent(pause: float) -> str:
     """Wait ``pause`` seconds, reporting nothing."""
     await asyncio.sleep(pause)
     return "too late"
+
+
+@mcp.tool()
+def routed(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    """Say where the call was routed (its argument travels as the ``Mcp-Param-Region`` header too)."""
+    return f"routed to {region}"
 
 
 mcp.run("stdio")
