@@ -22,26 +22,32 @@ CHUNK_BYTES = 64 * 1024
 # Bytes of one line worth keeping: every character takes at most 4 bytes, so this many bytes always hold
 # more than MAX_LINE_LENGTH characters even if the last one is cut in the middle.
 LINE_KEEP_BYTES = 4 * MAX_LINE_LENGTH + 8
+# Code points a line may have and never need clipping: each is at most two UTF-16 code units.
+SHORT_LINE = MAX_LINE_LENGTH // 2
 
 
 def _clip(text: str) -> str:
-    """Cut a line to MAX_LINE_LENGTH UTF-16 code units (JavaScript string length) plus the suffix."""
-    if len(text) <= MAX_LINE_LENGTH // 2:
+    """Cut a line to MAX_LINE_LENGTH UTF-16 code units (JavaScript string length) plus the suffix.
+
+    ``text`` is decoded UTF-8, which never holds surrogates: the only one the cut can leave is half of
+    the pair an astral character takes in UTF-16.
+    """
+    if len(text) <= SHORT_LINE:
         return text
-    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
-    if units <= MAX_LINE_LENGTH:
+    if text.isascii():  # one unit per character
+        return text if len(text) <= MAX_LINE_LENGTH else text[:MAX_LINE_LENGTH] + MAX_LINE_SUFFIX
+    # Every character is at least one unit: past MAX_LINE_LENGTH + 1 of them nothing changes the result.
+    start = text[: MAX_LINE_LENGTH + 1]
+    units = start.encode("utf-16-le", "surrogatepass")
+    if len(units) <= 2 * MAX_LINE_LENGTH:
         return text
-    if units == len(text):
+    if len(units) == 2 * len(start):  # no astral character: one unit each
         return text[:MAX_LINE_LENGTH] + MAX_LINE_SUFFIX
-    taken = 0
-    for index, char in enumerate(text):
-        width = 2 if ord(char) > 0xFFFF else 1
-        if taken + width > MAX_LINE_LENGTH:
-            # A character split in half leaves half a surrogate pair, which UTF-8 carries as U+FFFD.
-            half = "\ufffd" if taken < MAX_LINE_LENGTH else ""
-            return text[:index] + half + MAX_LINE_SUFFIX
-        taken += width
-    return text  # pragma: no cover - units > MAX_LINE_LENGTH guarantees an early return
+    head = units[: 2 * MAX_LINE_LENGTH].decode("utf-16-le", "surrogatepass")
+    if "\ud800" <= head[-1] <= "\udbff":
+        # A character split in half leaves half a surrogate pair, which UTF-8 carries as U+FFFD.
+        head = head[:-1] + "\ufffd"
+    return head + MAX_LINE_SUFFIX
 
 
 class Window(Record):

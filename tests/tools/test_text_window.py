@@ -146,6 +146,26 @@ def test_stream_under_a_small_cap(
     assert got == reference(data, offset, limit, cap)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1000,
+        "a" * 2000,
+        "a" * 2001,
+        "\u00e9" * 2000,
+        "\u00e9" * 2001,
+        "\U0001f600" * 1000,
+        "\U0001f600" * 1001,
+        "a" * 1999 + "\U0001f600",  # the cut falls inside the surrogate pair
+        "a" * 1998 + "\U0001f600" * 2,  # the cut falls right after the pair
+        "\U0001f600" * 999 + "a" * 3,
+        "\U0001f600" + "\u4e2d" * 3000,
+    ],
+)
+def test_clip_counts_utf16_units(text: str) -> None:
+    assert _text_window._clip(text) == reference_clip(text)
+
+
 class _AbortingReader(io.BytesIO):
     """A file that aborts its reader's signal once ``after`` chunks have been read."""
 
