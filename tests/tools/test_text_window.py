@@ -92,12 +92,20 @@ LONG = [
     b"\xff" * 2001,
     b"\xe2\x82" * 1500,
 ]
-pieces = st.one_of(*[st.sampled_from(SHORT)] * 3, st.sampled_from(LONG))  # one piece in four is long
+
+# one piece in four is long
+pieces = st.one_of(*[st.sampled_from(SHORT)] * 3, st.sampled_from(LONG))
+ascii_pieces = st.one_of(
+    *[st.sampled_from([p for p in SHORT if p.isascii()])] * 3,
+    st.sampled_from([p for p in LONG if p.isascii()]),
+)
+# any pieces; short ones only (files of short lines); ASCII only (every size a length)
+files = st.one_of(st.lists(pieces, max_size=60), st.lists(st.sampled_from(SHORT)), st.lists(ascii_pieces))
 chunk_sizes = st.one_of(st.integers(1, 64), st.none(), st.sampled_from([1000, 4096, LINE_KEEP_BYTES + 3]))
 limits = st.one_of(st.integers(0, 12), st.just(2000))
 
 
-@given(parts=st.lists(pieces, max_size=60), offset=st.integers(1, 12), limit=limits, chunk_size=chunk_sizes)
+@given(parts=files, offset=st.integers(1, 12), limit=limits, chunk_size=chunk_sizes)
 @settings(max_examples=300, deadline=None)
 def test_stream_matches_reference(
     parts: list[bytes], offset: int, limit: int, chunk_size: int | None
@@ -110,7 +118,7 @@ def test_stream_matches_reference(
 @given(
     width=st.integers(100, 1999),
     gap=st.integers(-100, 400),
-    parts=st.lists(pieces, max_size=40),
+    parts=files,
     offset=st.integers(1, 3),
     extra=st.one_of(st.integers(0, 12), st.just(2000)),
     chunk_size=chunk_sizes,
@@ -144,6 +152,18 @@ def test_stream_under_a_small_cap(
         patch.setattr(_text_window, "MAX_BYTES", cap)
         got = streamed(data, offset, limit, chunk_size)
     assert got == reference(data, offset, limit, cap)
+
+
+@pytest.mark.parametrize("width", [1000, 1023, 1024, 2000, 2001, 2500, 4095, 4096, 4097, 9000])
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("limit", [1, 2, 3, 2000])
+def test_long_lines_between_short_ones(width: int, ending: bytes, limit: int) -> None:
+    # around the sizes where whole lines stop being taken a run at a time, and where lines get clipped
+    data = ending.join([b"short", b"a" * width, b"x" * 100, "\u00e9".encode() * width, b"end", b""])
+    for offset in (1, 2):
+        for chunk_size in (None, 4096, 5000):
+            expected = reference(data, offset, limit, _text_window.MAX_BYTES)
+            assert streamed(data, offset, limit, chunk_size) == expected
 
 
 @pytest.mark.parametrize(
