@@ -158,6 +158,20 @@ class Generation:
         )
 
     @cached_property
+    def transcript_bytes(self) -> int:
+        """``transcript.max_bytes``: the characters of parts a session's transcript holds in memory (a value
+        that is not a positive whole number is warned about, once for the config, and the default used)."""
+        from .limits import TRANSCRIPT_BYTES
+
+        value = self.config.get("transcript.max_bytes", TRANSCRIPT_BYTES)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            self.warn(
+                f"transcript.max_bytes: {value!r} is not a positive whole number; {TRANSCRIPT_BYTES} used"
+            )
+            return TRANSCRIPT_BYTES
+        return value
+
+    @cached_property
     def skills(self) -> Skills:
         """The skills found for the project (``SKILL.md`` files; problems are warned about)."""
         from .skills import discover
@@ -305,13 +319,13 @@ class Generation:
 
     def agent(self, name: str | None = None) -> Agent:
         """An agent by name (default ``build``); unknown names raise :class:`ConfigError`."""
-        import difflib
-
         name = name or "build"
         agents = self.agents
         try:
             return agents[name]
         except KeyError:
+            import difflib
+
             close = difflib.get_close_matches(name, list(agents), n=3, cutoff=0.5)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise ConfigError(f"no agent named '{name}'{hint}; agents: {', '.join(agents)}") from None

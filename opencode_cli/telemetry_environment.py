@@ -48,11 +48,9 @@ def host_provider() -> bool:
     """Whether the process set a global ``TracerProvider`` of its own (a library host did, before opening
     its project). Looked up only when OpenTelemetry's API is imported already: nothing is imported here."""
     trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
+    if trace is None or isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         return False
-    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return False
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() != "true"
 
 
 def capture_content() -> bool:

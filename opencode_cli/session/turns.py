@@ -26,7 +26,7 @@ class Turns:
         self.session = session
         project = session.project
         store = project.store if session.remember else None
-        held = held_bytes(project)
+        held = project.generation.transcript_bytes
         transcript = Transcript.load(store, session.id, session.window, held) if store is not None else None
         if transcript is None:
             info = SessionInfo(
@@ -84,20 +84,6 @@ class Turns:
         if self.transcript.info.agent != name:
             self.transcript.info.agent = name
             self.transcript.update_session()
-
-
-def held_bytes(project: Project) -> int:
-    """``transcript.max_bytes`` of the project's config: the characters of parts a transcript holds in
-    memory (a value that is not a positive whole number is warned about, and the default used)."""
-    from ..limits import TRANSCRIPT_BYTES
-
-    value = project.config.get("transcript.max_bytes", TRANSCRIPT_BYTES)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        project.warn(
-            f"transcript.max_bytes: {value!r} is not a positive whole number; {TRANSCRIPT_BYTES} used"
-        )
-        return TRANSCRIPT_BYTES
-    return value
 
 
 def recorded(

@@ -314,7 +314,9 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _size(value: Any) -> int:
-    """The characters of the strings in a JSON-like value (walked without recursion: any depth)."""
+    """The characters of the strings in a JSON-like value (walked without recursion: any depth). A text
+    or a scalar inside an object or a list is counted where it is met; only the containers wait their
+    turn on the stack."""
     if type(value) is dict:  # the common case, a flat object, without the walk
         size = 0
         for key, item in value.items():
@@ -327,16 +329,29 @@ def _size(value: Any) -> int:
     size, stack = 0, [value]
     while stack:
         item = stack.pop()
-        if type(item) in _SCALARS:
+        if isinstance(item, Mapping):
+            for key, inner in item.items():
+                size += len(key) if isinstance(key, str) else 8
+                kind = type(inner)
+                if kind is str:
+                    size += len(inner)
+                elif kind in _SCALARS:
+                    size += 8
+                else:
+                    stack.append(inner)
+        elif isinstance(item, list | tuple):
+            for inner in item:
+                kind = type(inner)
+                if kind is str:
+                    size += len(inner)
+                elif kind in _SCALARS:
+                    size += 8
+                else:
+                    stack.append(inner)
+        elif type(item) in _SCALARS:
             size += 8
         elif isinstance(item, str):
             size += len(item)
-        elif isinstance(item, Mapping):
-            for key, inner in item.items():
-                size += len(key) if isinstance(key, str) else 8
-                stack.append(inner)
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
         else:
             size += 8
     return size

@@ -29,6 +29,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from ... import __version__
 from ...context import AbortSignal
+from ...errors import ConfigError
 from ...session import Outcome, ToolCall, ToolPart
 from ...telemetry import tracing
 from .asking import hint
@@ -208,8 +209,6 @@ class ServeHost:
     def _follow_agent(self, session: Session) -> None:
         """After a reload, the session's agent is the new generation's (its permissions come from the
         config); an agent the new config no longer has keeps its last form."""
-        from ...errors import ConfigError
-
         with contextlib.suppress(ConfigError):
             session.use_agent(session.agent.name)
 
