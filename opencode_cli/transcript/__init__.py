@@ -9,7 +9,7 @@ transcript holds, in OpenCode's shapes, is :mod:`.shapes` (its names are importa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .shapes import (
@@ -329,29 +329,22 @@ def _size(value: Any) -> int:
     size, stack = 0, [value]
     while stack:
         item = stack.pop()
+        inners: Iterable[Any]
         if isinstance(item, Mapping):
-            for key, inner in item.items():
+            for key in item:
                 size += len(key) if isinstance(key, str) else 8
-                kind = type(inner)
-                if kind is str:
-                    size += len(inner)
-                elif kind in _SCALARS:
-                    size += 8
-                else:
-                    stack.append(inner)
+            inners = item.values()
         elif isinstance(item, list | tuple):
-            for inner in item:
-                kind = type(inner)
-                if kind is str:
-                    size += len(inner)
-                elif kind in _SCALARS:
-                    size += 8
-                else:
-                    stack.append(inner)
-        elif type(item) in _SCALARS:
-            size += 8
-        elif isinstance(item, str):
-            size += len(item)
+            inners = item
         else:
-            size += 8
+            size += len(item) if isinstance(item, str) else 8
+            continue
+        for inner in inners:
+            kind = type(inner)
+            if kind is str:
+                size += len(inner)
+            elif kind in _SCALARS:
+                size += 8
+            else:
+                stack.append(inner)
     return size
