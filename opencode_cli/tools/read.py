@@ -367,11 +367,14 @@ async def _read_small(
     """:func:`_open_and_read` for a file that was small and regular when looked at: opened, judged and,
     when it still is one, read on the loop; handed to a worker thread as soon as it proves otherwise."""
     fd, opened, is_dir = _open(path, os.O_NONBLOCK)
-    if expected is not None and opened != expected:
-        return fd, opened, is_dir
     try:
+        if expected is not None and opened != expected:
+            os.set_blocking(fd, True)  # read in a worker thread, as any open file is there
+            return fd, opened, is_dir
         data = None if _too_deep(ctx, path) else _contents(fd, READ_HERE_BYTES)
         found = None if data is None else _instructions.nearby(ctx, path)
+        if data is None or found:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
@@ -444,16 +447,14 @@ def _read_opened(
 
 
 def _open(path: str, flags: int = 0) -> tuple[int, str | None, bool]:
-    """Open ``path`` (following its symlinks as they are at this instant) for reading: the descriptor
-    (blocking, whatever ``flags`` the open took), the opened file's real location (``None`` when it
-    cannot be told) and whether it is a directory."""
+    """Open ``path`` (following its symlinks as they are at this instant) for reading, with ``flags``
+    besides: the descriptor, the opened file's real location (``None`` when it cannot be told) and
+    whether it is a directory."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | flags)
     except OSError as error:
         raise ToolError(f"Cannot read {path}: {error.strerror or error}") from None
     try:
-        if flags & os.O_NONBLOCK:
-            os.set_blocking(fd, True)
         is_dir = stat_module.S_ISDIR(os.fstat(fd).st_mode)
         return fd, files.opened_location(fd, path), is_dir
     except BaseException:

@@ -1090,3 +1090,27 @@ def test_a_fifo_where_a_small_file_was_is_read_off_the_loop(project: Project, ro
     outcome = asyncio.run(main())
     assert ticks == 5
     assert len(outcome) == 1
+
+
+def test_a_small_file_that_grew_is_read_whole_off_the_loop(project: Project, root: Path) -> None:
+    """A file looked at when small but larger once opened (it grew meanwhile) is not read on the loop
+    past the bound: its descriptor goes, at its start, to a worker thread, which reads it all."""
+    import asyncio
+
+    grown = root / "grown.log"
+    grown.write_text("".join(f"entry {n}\n" for n in range(read_module.READ_HERE_BYTES // 4)))
+    executor = _CountingExecutor()
+
+    async def main() -> Any:
+        asyncio.get_running_loop().set_default_executor(executor)
+        async with project.session("build", prompt=Recorder()) as session:
+            ctx = session.context("read", "call-1")
+            return await read_module._read_small(ctx, str(grown), None, "grown.log", 1, 3)
+
+    try:
+        result = asyncio.run(main())
+    finally:
+        executor.shutdown()
+    assert len(executor.submitted) == 1 and "_read_opened" in executor.submitted[0]
+    assert result.output.splitlines()[3:6] == ["1: entry 0", "2: entry 1", "3: entry 2"]
+    assert f"of {read_module.READ_HERE_BYTES // 4}" in result.output
