@@ -368,19 +368,21 @@ async def _read_small(
     when it still is one, read on the loop; handed to a worker thread as soon as it proves otherwise."""
     fd, opened, is_dir = _open(path, os.O_NONBLOCK)
     try:
-        if expected is not None and opened != expected:
-            os.set_blocking(fd, True)  # read in a worker thread, as any open file is there
-            return fd, opened, is_dir
-        data = None if _too_deep(ctx, path) else _contents(fd, READ_HERE_BYTES)
+        judged = expected is None or opened == expected
+        data = _contents(fd, READ_HERE_BYTES) if judged and not _too_deep(ctx, path) else None
         found = None if data is None else _instructions.nearby(ctx, path)
-        if data is None or found:
-            os.set_blocking(fd, True)
+        here = data is not None and not found
+        if not here:
+            os.set_blocking(fd, True)  # read in a worker thread, as any open file is there
     except BaseException:
         os.close(fd)
         raise
-    if data is None or found:
+    if not judged:
+        return fd, opened, is_dir
+    if not here:
         return await asyncio.to_thread(_read_opened, ctx, path, fd, is_dir, title, offset, limit, found)
     os.close(fd)
+    assert data is not None
     return _read_file(path, title, offset, limit, [], ctx.abort, io.BytesIO(data))
 
 
@@ -437,7 +439,7 @@ def _read_opened(
         finally:
             os.close(fd)
     try:
-        handle = open(fd, "rb")  # noqa: SIM115 - closed by _read_file
+        handle = open(fd, "rb")  # noqa: SIM115 - closed by the with-block below
     except BaseException:
         os.close(fd)
         raise
